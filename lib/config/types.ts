@@ -1,0 +1,65 @@
+/**
+ * The validated configuration as the rest of the project uses it. Produced only by the loader in
+ * this folder; everything downstream may assume every rule of SEMANTICS 2 holds.
+ */
+
+/** Where a node of the configuration file came from (1-based line and column). */
+export interface SourcePosition {
+  file: string;
+  line: number;
+  column: number;
+}
+
+/** `reference` of a reference patch. */
+export interface ReferenceSpec {
+  apiVersion: string;
+  kind: string;
+  apiVersionPath?: string;
+  kindPath?: string;
+  namePath?: string;
+  namespacePath?: string;
+  /** Treats the value at `path` as a label selector (shape passed through). */
+  labels?: Record<string, unknown>;
+}
+
+/** One element of `sync.toHost.<resource>.patches`. */
+export interface Patch {
+  path: string;
+  expression?: string;
+  reverseExpression?: string;
+  reference?: ReferenceSpec;
+  /** Config path of this patch, e.g. `sync.toHost.endpoints.patches[2]`, for messages. */
+  configPath: string;
+  /** Where the patch starts in the file, when it was loaded from one. */
+  position?: SourcePosition;
+}
+
+/** `sync.toHost.<resource>`. */
+export interface ResourceSyncConfig {
+  enabled: boolean;
+  patches: Patch[];
+}
+
+/** `sync.toHost.namespaces` (multi-namespace mode). */
+export interface NamespaceSyncConfig {
+  enabled: boolean;
+  /** Explicit virtual -> host namespace names (`mappings.byName`). */
+  mappings: Record<string, string>;
+}
+
+/** The resource keys under `sync.toHost` that this project owns and validates. */
+export const OWNED_RESOURCES = ['endpoints', 'services', 'secrets', 'configMaps'] as const;
+export type OwnedResource = (typeof OWNED_RESOURCES)[number];
+
+/** A loaded, defaulted and validated configuration. */
+export interface SyncConfig {
+  /** The whole file merged with defaults: what `context.virtualcluster.config` exposes. */
+  raw: Record<string, unknown>;
+  /** The owned `sync.toHost.<resource>` sections, defaults applied. */
+  resources: Record<OwnedResource, ResourceSyncConfig>;
+  namespaces: NamespaceSyncConfig;
+  /** `networking.advanced.clusterDomain` (default `cluster.local`). */
+  clusterDomain: string;
+  /** Where the configuration was read from (file path or URI). */
+  source: string;
+}

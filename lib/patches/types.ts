@@ -1,0 +1,117 @@
+/**
+ * Contracts between the patch pipeline, the expression sandbox and their callers.
+ */
+import type { JsonValue } from '../kube/object.ts';
+
+export type Direction = 'toHost' | 'fromHost';
+
+/** The `context` variable of an expression (SEMANTICS 5). */
+export interface ExpressionContext {
+  virtualcluster: {
+    name: string;
+    /** The host namespace of the virtual cluster. */
+    namespace: string;
+    /** The configuration file merged with defaults. */
+    config: unknown;
+  };
+  hostObject: unknown | null;
+  virtualObject: unknown | null;
+  /** The concrete matched path, e.g. `metadata.annotations["a.b/c"]`. */
+  path: string;
+}
+
+/** Why an evaluation failed. Each is a per-object failure, never a process failure. */
+export type ExpressionErrorCode =
+  | 'syntax' // not a single ES expression, or over the nesting cap
+  | 'runtime' // the expression threw
+  | 'timeout' // over the per-evaluation time limit
+  | 'memory' // over the memory cap
+  | 'stack' // over the stack limit
+  | 'result' // returned something that is not JSON (function, symbol, cycle, ...)
+  | 'internal'; // the sandbox itself failed; it was rebuilt
+
+export interface ExpressionError {
+  code: ExpressionErrorCode;
+  message: string;
+}
+
+/** `undefined` in a successful result means "remove the field" (the expression gave null/undefined). */
+export type EvalResult =
+  | { ok: true; value: JsonValue | undefined; evaluator: 'sandbox' | 'native' }
+  | { ok: false; error: ExpressionError };
+
+/** Evaluates expression patches. Synchronous: QuickJS runs in-process. */
+export interface Evaluator {
+  evaluate(source: string, value: unknown, context: ExpressionContext): EvalResult;
+}
+
+/** A reference to another object, as a reference patch reads it. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace: string;
+}
+
+/**
+ * Maps references between the two sides. Single-namespace mode uses short `v...` names in the
+ * host namespace; multi-namespace mode keeps names and maps namespaces. Throws
+ * {@link ReferenceDeniedError} when a reference would reach outside the virtual cluster's own
+ * host namespace(s).
+ */
+export interface ReferenceTranslator {
+  toHost(ref: ObjectRef): ObjectRef;
+  fromHost(ref: ObjectRef): ObjectRef;
+}
+
+/** A reference would reach a namespace that does not belong to this virtual cluster. */
+export class ReferenceDeniedError extends Error {
+  override name = 'ReferenceDeniedError';
+  readonly ref: ObjectRef;
+  constructor(message: string, ref: ObjectRef) {
+    super(message);
+    this.ref = ref;
+  }
+}
+
+/** A reference patch resolved during a pipeline run (the sync plan imports from these). */
+export interface ResolvedReference {
+  patch: number;
+  /** Concrete path of the value that held the reference. */
+  path: string;
+  virtual: ObjectRef;
+  host: ObjectRef;
+}
+
+/** What happened to one patch at one match (or to a patch that matched nothing). */
+export type PatchOutcome = {
+  /** Index of the patch in its list. */
+  patch: number;
+  /** e.g. `sync.toHost.endpoints.patches[1]`. */
+  configPath: string;
+  /** The concrete matched path, or the patch's path when nothing matched. */
+  path: string;
+} & (
+  | {
+      status: 'applied';
+      mode: 'expression' | 'reference';
+      before: JsonValue | undefined;
+      /** `undefined` means the field was removed. */
+      after: JsonValue | undefined;
+      evaluator?: 'sandbox' | 'native';
+    }
+  | { status: 'skipped'; reason: 'path-not-found' | 'no-expression-for-direction' }
+  | {
+      status: 'failed';
+      error: { code: ExpressionErrorCode | 'reference' | 'path'; message: string };
+    }
+);
+
+/** The explain report of one pipeline run. */
+export interface PatchReport {
+  direction: Direction;
+  outcomes: PatchOutcome[];
+  references: ResolvedReference[];
+  /** True when any outcome failed: the object must then not be written. */
+  failed: boolean;
+}
