@@ -1,0 +1,14 @@
+/**
+ * Naming rules shared by every layer: host names, short reference names, label-key translation
+ * and Service DNS translation (SEMANTICS 3.2, 3.3, 5).
+ */
+export { hostName, shortName } from './host-name.ts';
+export { originalLabelKey, reservedLabelKeys, translateLabelKey } from './label-key.ts';
+export { DEFAULT_MARKER_DOMAIN } from './marker-domain.ts';
+export { NamingError } from './naming-error.ts';
+export { MAX_NAME_LENGTH, safeConcatName } from './safe-concat-name.ts';
+export {
+  type DnsTranslationOptions,
+  VIRTUAL_SERVICE_DNS_FORM,
+  virtualToHostDNS,
+} from './virtual-to-host-dns.ts';

@@ -1,0 +1,9 @@
+/**
+ * The domain of the labels and annotations that mark host objects as ours (SEMANTICS 3.3).
+ */
+
+/**
+ * Default `<domain>` of marker keys. It is a deployment setting so that an installation can adopt
+ * the objects of an existing one that used another domain.
+ */
+export const DEFAULT_MARKER_DOMAIN = 'virtualcluster.loft.sh';

@@ -1,0 +1,80 @@
+/**
+ * Translation of a virtual Service's DNS name to the DNS name of its host copy (SEMANTICS 5).
+ */
+import { hostName } from './host-name.ts';
+import { NamingError } from './naming-error.ts';
+
+/** What {@link virtualToHostDNS} needs to know about the virtual cluster. */
+export interface DnsTranslationOptions {
+  virtualClusterName: string;
+  /** The host namespace the virtual cluster's objects are synced into. */
+  hostNamespace: string;
+  /** Used when the input has no domain (`networking.advanced.clusterDomain`). */
+  clusterDomain: string;
+}
+
+/** The form every accepted input has, quoted in every error message. */
+export const VIRTUAL_SERVICE_DNS_FORM = '<name>.<namespace>.svc[.<cluster-domain>]';
+
+/** A DNS-1123 label: what Service names and namespaces are. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** One label of a domain; domains may use upper case, DNS compares case-insensitively. */
+const DOMAIN_LABEL = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
+const MAX_LABEL = 63;
+
+/**
+ * Turns `<name>.<namespace>.svc[.<domain>]` into
+ * `<hostName(name, namespace, vc)>.<hostNamespace>.svc.<domain>`.
+ *
+ * The domain of the input is kept when it has one (a name written for a particular domain keeps
+ * pointing at it); otherwise `clusterDomain` is used. A trailing `.` (an absolute name) is kept.
+ *
+ * @throws {NamingError} when the input is not of the form `<name>.<namespace>.svc[.<domain>]`
+ *   with DNS-1123 labels for name and namespace.
+ * @example
+ * virtualToHostDNS('db.prod.svc', { virtualClusterName: 'vc', hostNamespace: 'vc-ns', clusterDomain: 'cluster.local' })
+ * // 'db-x-prod-x-vc.vc-ns.svc.cluster.local'
+ */
+export function virtualToHostDNS(fqdn: string, opts: DnsTranslationOptions): string {
+  if (typeof fqdn !== 'string') {
+    throw new NamingError(
+      `virtualToHostDNS expects a string of the form ${VIRTUAL_SERVICE_DNS_FORM}, got ${describe(fqdn)}`,
+      String(fqdn),
+    );
+  }
+  const absolute = fqdn.endsWith('.');
+  const labels = (absolute ? fqdn.slice(0, -1) : fqdn).split('.');
+  const [name, namespace, svc, ...domainLabels] = labels;
+  const fail = (why: string): never => {
+    throw new NamingError(
+      `virtualToHostDNS cannot translate ${JSON.stringify(fqdn)}: ${why}; expected ${VIRTUAL_SERVICE_DNS_FORM}, e.g. my-svc.default.svc`,
+      fqdn,
+    );
+  };
+  if (name === undefined || namespace === undefined || svc === undefined) {
+    return fail('it has fewer than three dot-separated parts');
+  }
+  if (!isDnsLabel(name))
+    return fail(`the service name ${JSON.stringify(name)} is not a DNS-1123 label`);
+  if (!isDnsLabel(namespace)) {
+    return fail(`the namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
+  }
+  if (svc !== 'svc') return fail(`the third part is ${JSON.stringify(svc)}, not "svc"`);
+  for (const label of domainLabels) {
+    if (label.length > MAX_LABEL || !DOMAIN_LABEL.test(label)) {
+      return fail(`the cluster domain contains the invalid label ${JSON.stringify(label)}`);
+    }
+  }
+  const domain = domainLabels.length > 0 ? domainLabels.join('.') : opts.clusterDomain;
+  const host = hostName(name, namespace, opts.virtualClusterName);
+  return `${host}.${opts.hostNamespace}.svc.${domain}${absolute ? '.' : ''}`;
+}
+
+function isDnsLabel(label: string): boolean {
+  return label.length <= MAX_LABEL && DNS_LABEL.test(label);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  return typeof value;
+}

@@ -1,0 +1,81 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { hostName, NamingError, virtualToHostDNS } from '../../lib/naming/index.ts';
+
+const opts = {
+  virtualClusterName: 'my-vcluster',
+  hostNamespace: 'vc-host',
+  clusterDomain: 'cluster.local',
+};
+
+describe('virtualToHostDNS', () => {
+  it('translates <name>.<namespace>.svc with the cluster domain', () => {
+    expect(virtualToHostDNS('my-svc.default.svc', opts)).toBe(
+      'my-svc-x-default-x-my-vcluster.vc-host.svc.cluster.local',
+    );
+  });
+
+  it('keeps a domain given in the input', () => {
+    expect(virtualToHostDNS('my-svc.default.svc.cluster.local', opts)).toBe(
+      'my-svc-x-default-x-my-vcluster.vc-host.svc.cluster.local',
+    );
+    expect(virtualToHostDNS('db.prod.svc.corp.example', opts)).toBe(
+      'db-x-prod-x-my-vcluster.vc-host.svc.corp.example',
+    );
+  });
+
+  it('uses the configured cluster domain when the input has none', () => {
+    expect(virtualToHostDNS('db.prod.svc', { ...opts, clusterDomain: 'k8s.internal' })).toBe(
+      'db-x-prod-x-my-vcluster.vc-host.svc.k8s.internal',
+    );
+  });
+
+  it('keeps the trailing dot of an absolute name', () => {
+    expect(virtualToHostDNS('db.prod.svc.cluster.local.', opts)).toBe(
+      'db-x-prod-x-my-vcluster.vc-host.svc.cluster.local.',
+    );
+  });
+
+  it('shortens long names with the host-name rule', () => {
+    const name = 'a'.repeat(40);
+    expect(virtualToHostDNS(`${name}.my-namespace.svc`, opts)).toBe(
+      `${hostName(name, 'my-namespace', 'my-vcluster')}.vc-host.svc.cluster.local`,
+    );
+  });
+
+  it.each([
+    '',
+    'my-svc',
+    'my-svc.default',
+    'my-svc.default.pod',
+    'My-Svc.default.svc',
+    'my_svc.default.svc',
+    '-a.default.svc',
+    'a..svc',
+    'a.b.svc..local',
+    'a.b.svc.-x',
+  ])('rejects %j naming the expected form', (input) => {
+    expect(() => virtualToHostDNS(input, opts)).toThrow(NamingError);
+    expect(() => virtualToHostDNS(input, opts)).toThrow(
+      '<name>.<namespace>.svc[.<cluster-domain>]',
+    );
+  });
+
+  it('rejects non-strings with a NamingError', () => {
+    expect(() => virtualToHostDNS(undefined as unknown as string, opts)).toThrow(NamingError);
+    expect(() => virtualToHostDNS(42 as unknown as string, opts)).toThrow(/got number/);
+  });
+
+  it('only ever throws NamingError', () => {
+    fc.assert(
+      fc.property(fc.string(), (input) => {
+        try {
+          const out = virtualToHostDNS(input, opts);
+          expect(out).toContain('.vc-host.svc.');
+        } catch (error) {
+          expect(error).toBeInstanceOf(NamingError);
+        }
+      }),
+    );
+  });
+});
