@@ -1,0 +1,50 @@
+/**
+ * Canonical text of paths and locations: what explain output and `context.path` show.
+ */
+import { looksLikeIndex } from './parse-path.ts';
+import { type Location, locationToPath, type Path, type PathSegment } from './segment.ts';
+
+/** Characters that end a bare key, so a key holding one must be quoted. */
+const SPECIAL = /[.[\]"]/;
+
+/**
+ * The canonical text of a path: bare keys joined by `.`, indices and wildcards in brackets
+ * (`spec.containers[*].ports[0]`), and keys that hold `.`, `[`, `]` or `"`, that are empty, `*`
+ * or digits quoted in brackets (`metadata.annotations["example.com/a"]`). {@link parsePath}
+ * reads it back to an equal path.
+ */
+export function formatPath(path: Path): string {
+  let text = '';
+  for (const segment of path) text += formatSegment(segment, text.length === 0);
+  return text;
+}
+
+/**
+ * The text of a concrete location, as `context.path` gives it: indices as `[0]`, keys as in
+ * {@link formatPath}. A key made of digits is quoted (`data["0"]`), so the text tells it apart
+ * from an index.
+ */
+export function formatLocation(location: Location): string {
+  return formatPath(locationToPath(location));
+}
+
+function formatSegment(segment: PathSegment, first: boolean): string {
+  switch (segment.kind) {
+    case 'wildcard':
+      return '[*]';
+    case 'index':
+      return `[${segment.index}]`;
+    case 'key':
+      if (needsQuotes(segment.key)) return `[${quote(segment.key)}]`;
+      return first ? segment.key : `.${segment.key}`;
+  }
+}
+
+function needsQuotes(key: string): boolean {
+  return key === '' || key === '*' || SPECIAL.test(key) || looksLikeIndex(key);
+}
+
+/** Quotes a key the way {@link parsePath} unquotes it: `\` and `"` are escaped. */
+function quote(key: string): string {
+  return `"${key.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+}
