@@ -1,0 +1,41 @@
+/**
+ * The event/result contract between the forwarder and the functions: types, schema validation,
+ * and the helpers both sides share.
+ */
+export { ContractError, type ContractName, describeIssues } from './errors.ts';
+export {
+  EVENT_VERSION,
+  type EventDirection,
+  type EventItem,
+  type EventVirtualCluster,
+  MAX_EVENT_ITEMS,
+  type SyncEvent,
+} from './event.ts';
+export {
+  compileSchema,
+  formatIssue,
+  formatPath,
+  SchemaDefinitionError,
+  type SchemaIssue,
+  type SchemaValidator,
+} from './json-schema.ts';
+export {
+  failedItemResult,
+  type HostWriteSummary,
+  type ItemResult,
+  type ItemStatus,
+  RESULT_VERSION,
+  type SyncResult,
+  summarizeHostWrite,
+} from './result.ts';
+export { eventValidator, resultValidator } from './schemas.ts';
+export {
+  identityOf,
+  matchResults,
+  type ParsedEvent,
+  type ParsedResult,
+  parseEvent,
+  parseResult,
+  type RejectedItem,
+  type ResultMatch,
+} from './validate.ts';

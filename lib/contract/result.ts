@@ -1,0 +1,88 @@
+/**
+ * The result contract, version 1: what the functions return to the forwarder. The JSON Schema
+ * `schema/result.schema.json` is the authority; these types mirror it for the TypeScript side.
+ */
+import type { HostWrite, ObjectKey, VirtualWrite } from '../sync/types.ts';
+
+/** The result version this code produces and understands. */
+export const RESULT_VERSION = 1;
+
+/**
+ * `applied`: host writes were made. `unchanged`: the host already matched. `skipped`: the object
+ * is not synced (the reason says why). `failed`: nothing or only part was done; see `retryable`.
+ */
+export type ItemStatus = 'applied' | 'unchanged' | 'skipped' | 'failed';
+
+/** A write the function made to the host (the object itself is not echoed back). */
+export interface HostWriteSummary {
+  verb: 'create' | 'update' | 'delete';
+  resource: string;
+  namespace: string;
+  name: string;
+}
+
+/** The outcome for one event item. */
+export interface ItemResult {
+  /** The event item's id. */
+  id: string;
+  key: ObjectKey;
+  status: ItemStatus;
+  /** Why, in one line a user understands. */
+  reason: string;
+  /** Machine-readable reason, e.g. `created`, `service-has-selector`, `patch-failed`. */
+  reasonCode: string;
+  /** For `failed`: whether a later retry can help. */
+  retryable?: boolean;
+  /** What was written to the host. */
+  hostWrites: HostWriteSummary[];
+  /** Writes for the forwarder to perform in the virtual cluster. */
+  virtualWrites: VirtualWrite[];
+  /** Time the function spent on this item. */
+  durationMs?: number;
+}
+
+/** Result v1 (functions -> forwarder). */
+export interface SyncResult {
+  version: 1;
+  /** One per event item, matched by id. */
+  results: ItemResult[];
+  /** Invocation-wide warnings, e.g. that a stale configuration is in force. */
+  warnings?: string[];
+}
+
+/** The summary of a host write as a result reports it. */
+export function summarizeHostWrite(write: HostWrite): HostWriteSummary {
+  if (write.verb === 'delete') {
+    return {
+      verb: 'delete',
+      resource: write.resource,
+      namespace: write.namespace,
+      name: write.name,
+    };
+  }
+  return {
+    verb: write.verb,
+    resource: write.resource,
+    namespace: write.object.metadata.namespace ?? '',
+    name: write.object.metadata.name ?? '',
+  };
+}
+
+/** A `failed` result with no writes, for an item the function could not process. */
+export function failedItemResult(
+  item: { id: string; key: ObjectKey },
+  reason: string,
+  reasonCode: string,
+  retryable: boolean,
+): ItemResult {
+  return {
+    id: item.id,
+    key: { namespace: item.key.namespace, name: item.key.name },
+    status: 'failed',
+    reason,
+    reasonCode,
+    retryable,
+    hostWrites: [],
+    virtualWrites: [],
+  };
+}
