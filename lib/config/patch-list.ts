@@ -1,0 +1,83 @@
+/**
+ * Reads a `patches` list and checks the rules that span its elements (SEMANTICS 2): no two
+ * patches of one path acting in the same direction (rule 3), and a warning for a patch whose
+ * other direction is missing (rule 8).
+ */
+import { isSeq } from 'yaml';
+import { formatPath } from '../patches/path.ts';
+import type { Direction } from '../patches/types.ts';
+import { indexPath } from './config-path.ts';
+import { type ReadPatch, readPatch } from './patch.ts';
+import type { Patch } from './types.ts';
+import { describe, type Entry, isNullNode, type ReadContext, resolve } from './yaml-nodes.ts';
+
+/** Reads `<section>.patches`; `null` or absent is an empty list. */
+export function readPatchList(ctx: ReadContext, entry: Entry): Patch[] {
+  const listPath = entry.configPath;
+  if (isNullNode(entry.value)) return [];
+  if (!isSeq(entry.value)) {
+    ctx.reporter.error(
+      entry.place ?? entry.keyNode,
+      listPath,
+      `${listPath} must be a list of patches (each "- path: ..."), got ${describe(entry.value)}`,
+    );
+    return [];
+  }
+  const read: (ReadPatch | undefined)[] = entry.value.items.map((item, index) =>
+    readPatch(ctx, resolve(ctx, item), indexPath(listPath, index), listPath, index),
+  );
+  checkDuplicates(ctx, read, listPath);
+  warnOneDirection(ctx, read);
+  return read.flatMap((r) => (r === undefined ? [] : [r.patch]));
+}
+
+/** The canonical text of a patch's path, so `a["b"]` and `a.b` count as the same path. */
+function pathKey(read: ReadPatch): string | undefined {
+  return read.parsedPath === undefined ? undefined : formatPath(read.parsedPath);
+}
+
+function checkDuplicates(
+  ctx: ReadContext,
+  read: (ReadPatch | undefined)[],
+  listPath: string,
+): void {
+  for (let j = 0; j < read.length; j++) {
+    const later = read[j];
+    const key = later && pathKey(later);
+    if (later === undefined || key === undefined) continue;
+    for (let i = 0; i < j; i++) {
+      const earlier = read[i];
+      if (earlier === undefined || pathKey(earlier) !== key) continue;
+      const shared = later.directions.filter((d) => earlier.directions.includes(d));
+      if (shared.length === 0) continue;
+      ctx.reporter.error(
+        later.pathPlace,
+        later.patch.configPath,
+        `${listPath}[${i}] and ${listPath}[${j}] both patch path ${JSON.stringify(key)} in the ${shared.join(' and ')} direction${shared.length > 1 ? 's' : ''}; merge them into one patch (two items may share a path only when one has only expression and the other only reverseExpression)`,
+      );
+      break;
+    }
+  }
+}
+
+function warnOneDirection(ctx: ReadContext, read: (ReadPatch | undefined)[]): void {
+  const covered = new Map<string, Set<Direction>>();
+  for (const r of read) {
+    const key = r && pathKey(r);
+    if (r === undefined || key === undefined) continue;
+    const set = covered.get(key) ?? new Set<Direction>();
+    for (const d of r.directions) set.add(d);
+    covered.set(key, set);
+  }
+  for (const r of read) {
+    if (r === undefined || r.patch.reference !== undefined || r.directions.length !== 1) continue;
+    const key = pathKey(r);
+    if (key !== undefined && covered.get(key)?.size === 2) continue;
+    const { configPath } = r.patch;
+    const message =
+      r.directions[0] === 'toHost'
+        ? `${configPath} has an expression but no reverseExpression: the object will be changed unintentionally when it returns to the virtual cluster; add a reverseExpression that undoes the expression (here or in another patch with the same path)`
+        : `${configPath} has a reverseExpression but no expression: the object will be changed unintentionally when it returns to the host cluster; add an expression that undoes the reverseExpression (here or in another patch with the same path)`;
+    ctx.reporter.warning(r.pathPlace, configPath, message);
+  }
+}

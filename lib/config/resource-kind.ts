@@ -1,0 +1,23 @@
+/**
+ * Which owned `sync.toHost.<resource>` section governs a Kubernetes kind. Reference patches use it
+ * to decide whether a referenced object's kind is synced (SEMANTICS 6).
+ */
+import type { OwnedResource } from './types.ts';
+
+const KIND_TO_RESOURCE: Readonly<Record<string, OwnedResource>> = Object.freeze({
+  Endpoints: 'endpoints',
+  Service: 'services',
+  Secret: 'secrets',
+  ConfigMap: 'configMaps',
+});
+
+/** The kinds that have an owned sync section, e.g. for messages. */
+export const OWNED_KINDS: readonly string[] = Object.freeze(Object.keys(KIND_TO_RESOURCE));
+
+/**
+ * The owned resource key for a kind (`Secret` -> `secrets`), or `undefined` for any kind this
+ * project does not sync. Kinds are case-sensitive, as in Kubernetes.
+ */
+export function resourceForKind(kind: string): OwnedResource | undefined {
+  return Object.hasOwn(KIND_TO_RESOURCE, kind) ? KIND_TO_RESOURCE[kind] : undefined;
+}

@@ -1,0 +1,279 @@
+/**
+ * Walks the sections of the file this project owns (SEMANTICS 2) and reads them strictly:
+ * `sync.toHost.{endpoints,services,secrets,configMaps,namespaces}` and
+ * `networking.advanced.clusterDomain`. The keys around them belong to the full virtual-cluster
+ * configuration and are left alone, except for a warning on a near miss of an owned key
+ * (`sync.toHost.endpoint` would otherwise be silently ignored).
+ */
+import type { Node } from 'yaml';
+import { DEFAULTS } from './defaults.ts';
+import { readPatchList } from './patch-list.ts';
+import { closestMatch } from './suggest.ts';
+import {
+  type NamespaceSyncConfig,
+  OWNED_RESOURCES,
+  type OwnedResource,
+  type ResourceSyncConfig,
+} from './types.ts';
+import {
+  type Entry,
+  entries,
+  knownEntries,
+  type ReadContext,
+  readBoolean,
+  readMapping,
+  readString,
+} from './yaml-nodes.ts';
+
+/** The owned sections, defaults applied. */
+export interface OwnedSections {
+  resources: Record<OwnedResource, ResourceSyncConfig>;
+  namespaces: NamespaceSyncConfig;
+  clusterDomain: string;
+}
+
+/**
+ * Keys of the reference project's `sync.toHost` that are not owned here: they are not typos of
+ * owned keys, whatever their spelling distance.
+ */
+const FOREIGN_TO_HOST_KEYS = [
+  'pods',
+  'ingresses',
+  'networkPolicies',
+  'persistentVolumeClaims',
+  'persistentVolumes',
+  'storageClasses',
+  'serviceAccounts',
+  'podDisruptionBudgets',
+  'priorityClasses',
+  'volumeSnapshots',
+  'volumeSnapshotContents',
+  'customResources',
+];
+
+/**
+ * Keys that the reference project allows in sections owned here. They have no effect in
+ * endpoint-sync but are accepted (with a warning), so a full virtual-cluster file still loads.
+ */
+const INERT_KEYS: Readonly<Record<string, readonly string[]>> = {
+  secrets: ['all'],
+  configMaps: ['all'],
+  namespaces: ['mappingsOnly'],
+};
+
+/** Reads the owned sections under the top-level mapping `root`. */
+export function readOwnedSections(ctx: ReadContext, root: Node | null): OwnedSections {
+  const resources = {} as Record<OwnedResource, ResourceSyncConfig>;
+  for (const resource of OWNED_RESOURCES) {
+    resources[resource] = { enabled: DEFAULTS.sync.toHost[resource].enabled, patches: [] };
+  }
+  const result: OwnedSections = {
+    resources,
+    namespaces: { enabled: DEFAULTS.sync.toHost.namespaces.enabled, mappings: {} },
+    clusterDomain: DEFAULTS.networking.advanced.clusterDomain,
+  };
+
+  let endpointsEnabled: Entry | undefined;
+  const top = openSection(ctx, root, '', ['sync', 'networking']);
+  const sync = top.get('sync');
+  const syncMap = sync && readMapping(ctx, sync, 'e.g. toHost: ...');
+  const toHost = syncMap && openSection(ctx, syncMap, 'sync', ['toHost']).get('toHost');
+  const toHostMap = toHost && readMapping(ctx, toHost, 'e.g. endpoints: ...');
+  if (toHostMap !== undefined) {
+    const sections = openSection(
+      ctx,
+      toHostMap,
+      'sync.toHost',
+      [...OWNED_RESOURCES, 'namespaces'],
+      FOREIGN_TO_HOST_KEYS,
+    );
+    for (const resource of OWNED_RESOURCES) {
+      const entry = sections.get(resource);
+      const enabled = entry && readResource(ctx, entry, resource, resources[resource]);
+      if (resource === 'endpoints') endpointsEnabled = enabled;
+    }
+    const namespaces = sections.get('namespaces');
+    if (namespaces !== undefined) readNamespaces(ctx, namespaces, result.namespaces);
+  }
+
+  const networking = top.get('networking');
+  const networkingMap = networking && readMapping(ctx, networking, 'e.g. advanced: ...');
+  const advanced =
+    networkingMap && openSection(ctx, networkingMap, 'networking', ['advanced']).get('advanced');
+  const advancedMap = advanced && readMapping(ctx, advanced, 'e.g. clusterDomain: cluster.local');
+  const domain =
+    advancedMap &&
+    openSection(ctx, advancedMap, 'networking.advanced', ['clusterDomain']).get('clusterDomain');
+  if (domain !== undefined) {
+    const value = readClusterDomain(ctx, domain);
+    if (value !== undefined) result.clusterDomain = value;
+  }
+
+  if (!resources.endpoints.enabled && resources.services.enabled) {
+    ctx.reporter.warning(
+      endpointsEnabled?.place ?? null,
+      'sync.toHost.endpoints.enabled',
+      'sync.toHost.endpoints.enabled is false while sync.toHost.services.enabled is true: Services that need manual Endpoints will have none on the host; enable Endpoints sync or disable Services sync',
+    );
+  }
+  return result;
+}
+
+/**
+ * The entries of a section that is not owned: only `wanted` keys are returned; any other key
+ * is kept as is, with a warning when it looks like a misspelt owned key.
+ */
+function openSection(
+  ctx: ReadContext,
+  map: Node | null,
+  configPath: string,
+  wanted: readonly string[],
+  foreign: readonly string[] = [],
+): Map<string, Entry> {
+  const found = new Map<string, Entry>();
+  for (const entry of entries(ctx, map, configPath)) {
+    if (wanted.includes(entry.key)) {
+      found.set(entry.key, entry);
+      continue;
+    }
+    if (foreign.includes(entry.key)) continue;
+    const near = closestMatch(entry.key, wanted);
+    if (near !== undefined) {
+      ctx.reporter.warning(
+        entry.keyNode,
+        entry.configPath,
+        `${entry.configPath} is not read by endpoint-sync; did you mean "${near}"?`,
+      );
+    }
+  }
+  return found;
+}
+
+/** Reads `sync.toHost.<resource>` into `into`; returns its `enabled` entry, if any. */
+function readResource(
+  ctx: ReadContext,
+  entry: Entry,
+  resource: OwnedResource,
+  into: ResourceSyncConfig,
+): Entry | undefined {
+  const map = readMapping(ctx, entry, 'enabled and patches');
+  if (map === undefined) return undefined;
+  const inert = INERT_KEYS[resource] ?? [];
+  const known = knownEntries(
+    ctx,
+    entries(ctx, map, entry.configPath),
+    ['enabled', 'patches', ...inert],
+    entry.configPath,
+  );
+  const enabled = known.get('enabled');
+  if (enabled !== undefined) {
+    const value = readBoolean(ctx, enabled);
+    if (value !== undefined) into.enabled = value;
+  }
+  const patches = known.get('patches');
+  if (patches !== undefined) into.patches = readPatchList(ctx, patches);
+  for (const key of inert) {
+    const field = known.get(key);
+    if (field === undefined) continue;
+    readBoolean(ctx, field);
+    warnInert(ctx, field);
+  }
+  return enabled;
+}
+
+function warnInert(ctx: ReadContext, field: Entry): void {
+  ctx.reporter.warning(
+    field.keyNode,
+    field.configPath,
+    `${field.configPath} is a virtual-cluster setting that endpoint-sync does not use; it is kept in context.virtualcluster.config but has no effect here`,
+  );
+}
+
+function readNamespaces(ctx: ReadContext, entry: Entry, into: NamespaceSyncConfig): void {
+  const map = readMapping(ctx, entry, 'enabled and mappings');
+  if (map === undefined) return;
+  const known = knownEntries(
+    ctx,
+    entries(ctx, map, entry.configPath),
+    ['enabled', 'mappings', ...INERT_KEYS['namespaces']!],
+    entry.configPath,
+  );
+  const enabled = known.get('enabled');
+  if (enabled !== undefined) {
+    const value = readBoolean(ctx, enabled);
+    if (value !== undefined) into.enabled = value;
+  }
+  const inert = known.get('mappingsOnly');
+  if (inert !== undefined) {
+    readBoolean(ctx, inert);
+    warnInert(ctx, inert);
+  }
+  const mappings = known.get('mappings');
+  const mappingsMap = mappings && readMapping(ctx, mappings, 'byName');
+  if (mappingsMap === undefined) return;
+  const byName = knownEntries(
+    ctx,
+    entries(ctx, mappingsMap, mappings!.configPath),
+    ['byName'],
+    mappings!.configPath,
+  ).get('byName');
+  const byNameMap = byName && readMapping(ctx, byName, 'virtual namespace: host namespace');
+  if (byNameMap === undefined) return;
+
+  const hostToVirtual = new Map<string, string>();
+  for (const pair of entries(ctx, byNameMap, byName!.configPath)) {
+    const validKey = checkNamespaceName(ctx, pair, pair.key, pair.keyNode, 'virtual namespace');
+    const host = readString(ctx, pair, 'team-a-host');
+    if (host === undefined) continue;
+    if (!checkNamespaceName(ctx, pair, host, pair.place, 'host namespace') || !validKey) continue;
+    const other = hostToVirtual.get(host);
+    if (other !== undefined) {
+      ctx.reporter.error(
+        pair.place,
+        pair.configPath,
+        `${pair.configPath}: virtual namespaces ${JSON.stringify(other)} and ${JSON.stringify(pair.key)} both map to host namespace ${JSON.stringify(host)}; their objects would collide, give each its own host namespace`,
+      );
+      continue;
+    }
+    hostToVirtual.set(host, pair.key);
+    into.mappings[pair.key] = host;
+  }
+  if (!into.enabled && hostToVirtual.size > 0) {
+    ctx.reporter.warning(
+      byName!.keyNode,
+      byName!.configPath,
+      `${byName!.configPath} has no effect while sync.toHost.namespaces.enabled is false`,
+    );
+  }
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function checkNamespaceName(
+  ctx: ReadContext,
+  entry: Entry,
+  name: string,
+  place: Node | null,
+  what: string,
+): boolean {
+  if (name.length <= 63 && DNS_LABEL.test(name)) return true;
+  ctx.reporter.error(
+    place ?? entry.keyNode,
+    entry.configPath,
+    `${entry.configPath}: ${what} ${JSON.stringify(name)} is not a valid namespace name; use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`,
+  );
+  return false;
+}
+
+function readClusterDomain(ctx: ReadContext, entry: Entry): string | undefined {
+  const value = readString(ctx, entry, 'cluster.local');
+  if (value === undefined) return undefined;
+  const labels = value.split('.');
+  if (value.length <= 253 && labels.every((l) => l.length <= 63 && DNS_LABEL.test(l))) return value;
+  ctx.reporter.error(
+    entry.place,
+    entry.configPath,
+    `${entry.configPath} ${JSON.stringify(value)} is not a DNS subdomain; use lowercase letters, digits, "-" and "." (at most 253 characters, labels of at most 63 starting and ending with a letter or digit), e.g. cluster.local`,
+  );
+  return undefined;
+}

@@ -1,0 +1,182 @@
+/**
+ * Reading the owned sections straight from the YAML syntax tree, so every value keeps the
+ * position it came from. Each reader reports a wrong type with the node's own position and
+ * returns `undefined`, letting validation go on and collect every error.
+ */
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  type Node,
+  type Pair,
+  type Scalar,
+} from 'yaml';
+import { childPath } from './config-path.ts';
+import type { Reporter } from './reporter.ts';
+import { didYouMean } from './suggest.ts';
+
+/** What the readers need: the document (for aliases), the source text and the reporter. */
+export interface ReadContext {
+  doc: Document.Parsed;
+  text: string;
+  reporter: Reporter;
+}
+
+/** One key of a mapping with the nodes it came from. */
+export interface Entry {
+  key: string;
+  keyNode: Node | null;
+  /** The value, aliases resolved; `null` when the key has no value at all (`key:` is a null scalar). */
+  value: Node | null;
+  /** Where the value is written in the file (the alias itself when the value is an alias). */
+  place: Node | null;
+  configPath: string;
+}
+
+/** `node` with an alias (`*name`) replaced by the node it points to. */
+export function resolve(ctx: ReadContext, node: unknown): Node | null {
+  if (isAlias(node)) {
+    const target = node.resolve(ctx.doc);
+    return (target as Node | undefined) ?? null;
+  }
+  return (node as Node | null | undefined) ?? null;
+}
+
+/** True for an absent value, `~`, `null` or an empty value: treated as "not set" for sections. */
+export function isNullNode(node: Node | null): boolean {
+  return node === null || (isScalar(node) && node.value === null);
+}
+
+/** Describes a node for a type error: `a list`, `the string "yes"`, `the number 5`, `null`. */
+export function describe(node: Node | null): string {
+  if (node === null) return 'nothing';
+  if (isMap(node)) return 'a mapping';
+  if (isSeq(node)) return 'a list';
+  if (isScalar(node)) {
+    const v = node.value;
+    if (v === null) return 'null';
+    if (typeof v === 'string') return `the string ${JSON.stringify(abbreviate(v))}`;
+    if (typeof v === 'number' || typeof v === 'bigint') return `the number ${String(v)}`;
+    if (typeof v === 'boolean') return `the boolean ${v}`;
+    return `a ${typeof v} value`;
+  }
+  return 'an unsupported YAML node';
+}
+
+function abbreviate(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}
+
+/**
+ * The entries of a mapping node. Keys must be strings; merge keys (`<<`) are refused because the
+ * owned sections are read from the syntax tree, where merges are not applied.
+ */
+export function entries(ctx: ReadContext, map: Node | null, configPath: string): Entry[] {
+  if (!isMap(map)) return [];
+  const out: Entry[] = [];
+  for (const pair of map.items as Pair<unknown, unknown>[]) {
+    const keyNode = resolve(ctx, pair.key);
+    if (!isScalar(keyNode) || (typeof keyNode.value !== 'string' && keyNode.value !== null)) {
+      ctx.reporter.error(
+        keyNode ?? map,
+        configPath,
+        `keys in ${configPath || 'the top level'} must be strings, got ${describe(keyNode)}; quote the key`,
+      );
+      continue;
+    }
+    const key = keyNode.value === null ? '' : String(keyNode.value);
+    const place = (pair.value as Node | null) ?? null;
+    out.push({
+      key,
+      keyNode,
+      value: resolve(ctx, pair.value),
+      place,
+      configPath: childPath(configPath, key),
+    });
+  }
+  return out;
+}
+
+/**
+ * Reports every key of `entries` not in `allowed` as an error (with a "did you mean") and
+ * returns the allowed ones by name.
+ */
+export function knownEntries(
+  ctx: ReadContext,
+  list: Entry[],
+  allowed: readonly string[],
+  where: string,
+): Map<string, Entry> {
+  const known = new Map<string, Entry>();
+  for (const entry of list) {
+    if (allowed.includes(entry.key)) {
+      known.set(entry.key, entry);
+      continue;
+    }
+    const hint =
+      entry.key === '<<'
+        ? ' (YAML merge keys are not supported in this section, write the keys out)'
+        : didYouMean(entry.key, allowed);
+    ctx.reporter.error(
+      entry.keyNode,
+      entry.configPath,
+      `unknown key ${JSON.stringify(entry.key)} in ${where}${hint}; allowed keys: ${allowed.join(', ')}`,
+    );
+  }
+  return known;
+}
+
+/** Reports a value that is not a mapping; returns the mapping, or `undefined` when absent/null. */
+export function readMapping(ctx: ReadContext, entry: Entry, what: string): Node | undefined {
+  if (isNullNode(entry.value)) return undefined;
+  if (isMap(entry.value)) return entry.value;
+  ctx.reporter.error(
+    entry.place ?? entry.keyNode,
+    entry.configPath,
+    `${entry.configPath} must be a mapping (${what}), got ${describe(entry.value)}`,
+  );
+  return undefined;
+}
+
+const YAML_1_1_BOOLEANS = new Set(['yes', 'no', 'on', 'off', 'y', 'n']);
+
+/** Reads a boolean; `yes`/`no`/`on`/`off` get a hint because YAML 1.2 reads them as strings. */
+export function readBoolean(ctx: ReadContext, entry: Entry): boolean | undefined {
+  const node = entry.value;
+  if (isScalar(node) && typeof node.value === 'boolean') return node.value;
+  let hint = '';
+  if (isScalar(node) && typeof node.value === 'string') {
+    const word = node.value.toLowerCase();
+    if (YAML_1_1_BOOLEANS.has(word)) {
+      const meant = ['yes', 'on', 'y'].includes(word) ? 'true' : 'false';
+      hint = `; YAML 1.2 reads ${node.value} as a string, write ${meant}`;
+    } else if (word === 'true' || word === 'false') {
+      hint = `; remove the quotes`;
+    }
+  }
+  ctx.reporter.error(
+    entry.place ?? entry.keyNode,
+    entry.configPath,
+    `${entry.configPath} must be true or false, got ${describe(node)}${hint}`,
+  );
+  return undefined;
+}
+
+/** Reads a string scalar (of any quoting style). */
+export function readString(ctx: ReadContext, entry: Entry, example: string): string | undefined {
+  const node = entry.value;
+  if (isScalar(node) && typeof node.value === 'string') return node.value;
+  ctx.reporter.error(
+    entry.place ?? entry.keyNode,
+    entry.configPath,
+    `${entry.configPath} must be a string, got ${describe(node)}; e.g. ${example}`,
+  );
+  return undefined;
+}
+
+/** The scalar node of a string entry (for mapping positions inside it). */
+export function scalarOf(entry: Entry): Scalar | undefined {
+  return isScalar(entry.value) ? entry.value : undefined;
+}
