@@ -1,0 +1,324 @@
+/**
+ * A list+watch cache that heals itself. client-node's informer stops for good on any error other
+ * than 410 (STACK.md), which in a long-running forwarder means "silently stopped syncing"; this one
+ * never gives up until {@link Informer.stop}:
+ *
+ * - lists, then watches from the list's resourceVersion with bookmarks on;
+ * - a clean end of the stream (server timeout) resumes from the last resourceVersion seen;
+ * - 410 Gone relists, and the relist is diffed against the cache so deletes missed meanwhile
+ *   are delivered;
+ * - any other error restarts the stream after an exponential backoff with jitter;
+ * - a watchdog aborts a stream that stayed quiet (no event, no bookmark) for `quietTimeoutMs`,
+ *   because a half-open TCP connection looks exactly like a cluster where nothing changes.
+ *
+ * Handlers run synchronously in event order; they must not throw (a throwing handler is logged and
+ * the event still lands in the cache).
+ */
+
+import type { KubeClient } from '../kube/client.ts';
+import { type Clock, systemClock } from '../kube/clock.ts';
+import { GoneError } from '../kube/errors.ts';
+import type { KubeObject } from '../kube/object.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { WatchEvent } from '../kube/types.ts';
+import { type BackoffPolicy, backoffDelay } from './backoff.ts';
+import { type ForwarderLogger, silentLogger } from './logger.ts';
+
+/** Why a stream was restarted (the `cause` label of the restart metric). */
+export type RestartCause = 'closed' | 'gone' | 'error' | 'quiet';
+
+/** Callbacks of an {@link Informer}. */
+export interface InformerHandlers<T extends KubeObject> {
+  onAdd?(object: T): void;
+  onUpdate?(oldObject: T, newObject: T): void;
+  /** `object` is the last state known (after a relist, the cached one). */
+  onDelete?(object: T): void;
+  /** After each successful list (the first one marks the informer synced). */
+  onList?(objects: readonly T[]): void;
+  /** Before each restart of the list/watch. */
+  onRestart?(cause: RestartCause, error: unknown): void;
+}
+
+/** Options of {@link Informer}. */
+export interface InformerOptions<T extends KubeObject> {
+  /** For logs and metrics, e.g. `virtual-endpoints`. */
+  name: string;
+  client: KubeClient;
+  resource: ResourceType;
+  /** Unset: all namespaces. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  handlers?: InformerHandlers<T>;
+  clock?: Clock;
+  random?: () => number;
+  /** Backoff between restarts after errors; default 250 ms doubling to 30 s, +-20 %. */
+  backoff?: BackoffPolicy;
+  /** Restart a stream after this long without any event or bookmark; default 150 s. */
+  quietTimeoutMs?: number;
+  /** `timeoutSeconds` asked of the server per watch; default the client's (5-10 min). */
+  watchTimeoutSeconds?: number;
+  logger?: ForwarderLogger;
+}
+
+const DEFAULT_RESTART_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 30_000, jitter: 0.2 };
+
+/** The cache key of an object: `namespace/name` (`/name` when cluster-scoped). */
+export function objectKey(object: KubeObject): string {
+  return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+}
+
+/** See the module comment. */
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly #options: InformerOptions<T>;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #backoff: BackoffPolicy;
+  readonly #quietMs: number;
+  readonly #logger: ForwarderLogger;
+  readonly #cache = new Map<string, T>();
+  #resourceVersion: string | undefined;
+  #synced = false;
+  #resolveSynced!: () => void;
+  /** Resolves when the first list has landed in the cache. */
+  readonly synced: Promise<void>;
+  #stop = new AbortController();
+  #running: Promise<void> | undefined;
+  #restarts = 0;
+  #lastActivity = 0;
+
+  constructor(options: InformerOptions<T>) {
+    this.name = options.name;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#backoff = options.backoff ?? DEFAULT_RESTART_BACKOFF;
+    this.#quietMs = options.quietTimeoutMs ?? 150_000;
+    this.#logger = options.logger ?? silentLogger;
+    this.synced = new Promise((resolve) => {
+      this.#resolveSynced = resolve;
+    });
+  }
+
+  /** Starts listing and watching; returns at once. Calling it twice does nothing. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = this.#run();
+  }
+
+  /** Stops the stream and waits for the loop to end. The cache stays readable. */
+  async stop(): Promise<void> {
+    this.#stop.abort(new Error(`informer ${this.name} stopped`));
+    await this.#running;
+  }
+
+  /** Whether the first list has landed (stays true across relists). */
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  /** Restarts so far (clean resumes, relists, error restarts and watchdog restarts). */
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  /** The last resourceVersion seen (list, event or bookmark). */
+  get resourceVersion(): string | undefined {
+    return this.#resourceVersion;
+  }
+
+  /** The cached object with this key (`namespace/name`). */
+  get(key: string): T | undefined {
+    return this.#cache.get(key);
+  }
+
+  /** Every cached object. */
+  list(): T[] {
+    return [...this.#cache.values()];
+  }
+
+  /** Every cached key. */
+  keys(): string[] {
+    return [...this.#cache.keys()];
+  }
+
+  /** Cached objects. */
+  get size(): number {
+    return this.#cache.size;
+  }
+
+  async #run(): Promise<void> {
+    const stop = this.#stop.signal;
+    let needList = true;
+    let failures = 0;
+    while (!stop.aborted) {
+      let cause: RestartCause;
+      let error: unknown;
+      try {
+        if (needList) {
+          await this.#list(stop);
+          needList = false;
+        }
+        const quiet = await this.#watchOnce(stop);
+        if (stop.aborted) break;
+        cause = quiet ? 'quiet' : 'closed';
+        failures = 0;
+      } catch (err) {
+        if (stop.aborted) break;
+        error = err;
+        if (err instanceof GoneError) {
+          needList = true;
+          cause = 'gone';
+        } else {
+          cause = 'error';
+        }
+      }
+      this.#restarts++;
+      this.#safely(() => this.#options.handlers?.onRestart?.(cause, error));
+      if (cause === 'error' || (cause === 'gone' && failures > 0)) {
+        const delay = backoffDelay(this.#backoff, failures, this.#random);
+        failures++;
+        this.#logger.warn('informer stream failed; restarting after backoff', {
+          informer: this.name,
+          cause,
+          delayMs: delay,
+          error: describe(error),
+        });
+        try {
+          await this.#clock.sleep(delay, stop);
+        } catch {
+          break;
+        }
+      } else {
+        if (cause === 'gone') failures++;
+        this.#logger.debug('informer stream ended; resuming', { informer: this.name, cause });
+      }
+    }
+  }
+
+  async #list(stop: AbortSignal): Promise<void> {
+    const o = this.#options;
+    const list = await o.client.listAll<T>(o.resource, {
+      ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+      ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
+      ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
+      signal: stop,
+    });
+    this.#replace(list.items);
+    this.#resourceVersion = list.metadata.resourceVersion;
+    this.#lastActivity = this.#clock.now();
+    this.#safely(() => o.handlers?.onList?.(list.items));
+    if (!this.#synced) {
+      this.#synced = true;
+      this.#resolveSynced();
+    }
+  }
+
+  /** Makes the cache equal to `items`, delivering the differences as events. */
+  #replace(items: T[]): void {
+    const h = this.#options.handlers;
+    const fresh = new Map<string, T>();
+    for (const item of items) fresh.set(objectKey(item), item);
+    for (const [key, old] of [...this.#cache]) {
+      if (!fresh.has(key)) {
+        this.#cache.delete(key);
+        this.#safely(() => h?.onDelete?.(old));
+      }
+    }
+    for (const [key, item] of fresh) {
+      const old = this.#cache.get(key);
+      this.#cache.set(key, item);
+      if (!old) this.#safely(() => h?.onAdd?.(item));
+      else if (old.metadata.resourceVersion !== item.metadata.resourceVersion) {
+        this.#safely(() => h?.onUpdate?.(old, item));
+      }
+    }
+  }
+
+  /** One watch stream; resolves true when the watchdog ended it for being quiet. */
+  async #watchOnce(stop: AbortSignal): Promise<boolean> {
+    const o = this.#options;
+    const streamControl = new AbortController();
+    const onStop = () => streamControl.abort(stop.reason);
+    stop.addEventListener('abort', onStop, { once: true });
+    let quiet = false;
+    const watchdogControl = new AbortController();
+    this.#lastActivity = this.#clock.now();
+    const watchdog = (async () => {
+      while (!watchdogControl.signal.aborted) {
+        const idle = this.#clock.now() - this.#lastActivity;
+        const wait = this.#quietMs - idle;
+        if (wait <= 0) {
+          quiet = true;
+          this.#logger.warn('informer stream quiet for too long; restarting it', {
+            informer: this.name,
+            quietMs: idle,
+          });
+          streamControl.abort(new Error('watchdog: stream quiet'));
+          return;
+        }
+        await this.#clock.sleep(wait, watchdogControl.signal).catch(() => {});
+      }
+    })();
+    try {
+      const result = await o.client.watch<T>(
+        o.resource,
+        {
+          ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+          ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
+          ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
+          ...(o.watchTimeoutSeconds === undefined ? {} : { timeoutSeconds: o.watchTimeoutSeconds }),
+          resourceVersion: this.#resourceVersion,
+          allowWatchBookmarks: true,
+          signal: streamControl.signal,
+        },
+        (event) => this.#onEvent(event),
+      );
+      if (result.resourceVersion) this.#resourceVersion = result.resourceVersion;
+      return quiet;
+    } catch (err) {
+      if (quiet) return true;
+      throw err;
+    } finally {
+      stop.removeEventListener('abort', onStop);
+      watchdogControl.abort();
+      await watchdog;
+    }
+  }
+
+  #onEvent(event: WatchEvent<T>): void {
+    this.#lastActivity = this.#clock.now();
+    const object = event.object;
+    const rv = object.metadata.resourceVersion;
+    if (rv) this.#resourceVersion = rv;
+    if (event.type === 'BOOKMARK') return;
+    const h = this.#options.handlers;
+    const key = objectKey(object);
+    const old = this.#cache.get(key);
+    if (event.type === 'DELETED') {
+      this.#cache.delete(key);
+      this.#safely(() => h?.onDelete?.(object));
+      return;
+    }
+    this.#cache.set(key, object);
+    if (old) this.#safely(() => h?.onUpdate?.(old, object));
+    else this.#safely(() => h?.onAdd?.(object));
+  }
+
+  #safely(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#logger.error('informer handler threw; the cache is updated anyway', {
+        informer: this.name,
+        error: describe(err),
+      });
+    }
+  }
+}
+
+function describe(err: unknown): string | undefined {
+  if (err === undefined) return undefined;
+  return err instanceof Error ? err.message : String(err);
+}

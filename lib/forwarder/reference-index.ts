@@ -1,0 +1,107 @@
+/**
+ * Which virtual Endpoints may reference which Secret/ConfigMap, so that a change to a referenced
+ * object re-triggers the Endpoints whose reference patches point at it.
+ *
+ * The forwarder does not load the configuration (only the functions do), so it cannot evaluate
+ * reference patches itself. It over-approximates instead: every label and annotation value of an
+ * Endpoints that is a valid object name is a candidate reference in the Endpoints' namespace, and
+ * a `namespace/name` value a candidate in that namespace. Reference patches on Endpoints point at
+ * such values (`metadata.annotations["<key>"]`), so no real reference is missed; a candidate that
+ * is not one costs a harmless re-trigger and an unused object in the event.
+ */
+import type { KubeObject } from '../kube/object.ts';
+import type { ObjectKey } from '../sync/types.ts';
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+function isName(value: string): boolean {
+  return value.length > 0 && value.length <= 253 && DNS_SUBDOMAIN.test(value);
+}
+
+/** `namespace/name`, the key format of every cache and queue in the forwarder. */
+export function keyString(key: ObjectKey): string {
+  return `${key.namespace}/${key.name}`;
+}
+
+/** The inverse of {@link keyString}. */
+export function parseKeyString(key: string): ObjectKey {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** The keys an object's label and annotation values may reference (see the module comment). */
+export function referenceCandidates(object: KubeObject): ObjectKey[] {
+  const namespace = object.metadata.namespace ?? '';
+  const seen = new Set<string>();
+  const out: ObjectKey[] = [];
+  const values = [
+    ...Object.values(object.metadata.annotations ?? {}),
+    ...Object.values(object.metadata.labels ?? {}),
+  ];
+  for (const raw of values) {
+    if (typeof raw !== 'string') continue;
+    const value = raw.trim();
+    let key: ObjectKey | undefined;
+    const slash = value.indexOf('/');
+    if (slash < 0) {
+      if (isName(value) && namespace !== '') key = { namespace, name: value };
+    } else if (value.indexOf('/', slash + 1) < 0) {
+      const ns = value.slice(0, slash);
+      const name = value.slice(slash + 1);
+      if (isName(ns) && ns.length <= 63 && isName(name)) key = { namespace: ns, name };
+    }
+    if (key && !seen.has(keyString(key))) {
+      seen.add(keyString(key));
+      out.push(key);
+    }
+  }
+  return out;
+}
+
+/** A reverse index: referenced key -> the keys of the objects that may reference it. */
+export class ReferenceIndex {
+  readonly #forward = new Map<string, string[]>();
+  readonly #reverse = new Map<string, Set<string>>();
+
+  /** Replaces what `referrer` references with `referenced`. */
+  set(referrer: string, referenced: readonly string[]): void {
+    this.delete(referrer);
+    if (referenced.length === 0) return;
+    this.#forward.set(referrer, [...referenced]);
+    for (const target of referenced) {
+      let set = this.#reverse.get(target);
+      if (!set) {
+        set = new Set();
+        this.#reverse.set(target, set);
+      }
+      set.add(referrer);
+    }
+  }
+
+  /** Forgets `referrer` (its object was deleted). */
+  delete(referrer: string): void {
+    const old = this.#forward.get(referrer);
+    if (!old) return;
+    this.#forward.delete(referrer);
+    for (const target of old) {
+      const set = this.#reverse.get(target);
+      set?.delete(referrer);
+      if (set?.size === 0) this.#reverse.delete(target);
+    }
+  }
+
+  /** The referrers of `referenced`. */
+  referrers(referenced: string): string[] {
+    return [...(this.#reverse.get(referenced) ?? [])];
+  }
+
+  /** What `referrer` references. */
+  references(referrer: string): readonly string[] {
+    return this.#forward.get(referrer) ?? [];
+  }
+
+  /** Referrers indexed. */
+  get size(): number {
+    return this.#forward.size;
+  }
+}
