@@ -72,7 +72,8 @@ function warnOneDirection(ctx: ReadContext, read: (ReadPatch | undefined)[]): vo
   for (const r of read) {
     if (r === undefined || r.patch.reference !== undefined || r.directions.length !== 1) continue;
     const key = pathKey(r);
-    if (key !== undefined && covered.get(key)?.size === 2) continue;
+    // A patch whose path does not parse already has an error; a warning on top is noise.
+    if (key === undefined || covered.get(key)?.size === 2) continue;
     const { configPath } = r.patch;
     const message =
       r.directions[0] === 'toHost'
