@@ -316,7 +316,8 @@ export class KubeClient {
         }
         if (event.type === 'ERROR') {
           const status =
-            asStatus(event.object) ?? syntheticStatus(500, `watch ERROR event: ${line.slice(0, 200)}`);
+            asStatus(event.object) ??
+            syntheticStatus(500, `watch ERROR event: ${line.slice(0, 200)}`);
           throw kubeErrorFromStatus(status, context);
         }
         if (!isObjectRecord(event.object) || !isObjectRecord(event.object.metadata)) return;
@@ -465,7 +466,8 @@ export class KubeClient {
     const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
     if (options.preconditions) body.preconditions = options.preconditions;
     if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
-    if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
+    if (options.gracePeriodSeconds !== undefined)
+      body.gracePeriodSeconds = options.gracePeriodSeconds;
     if (options.dryRun) body.dryRun = ['All'];
     return this.#json<KubeObject | KubeStatus>({
       verb: 'delete',
@@ -654,12 +656,33 @@ export class KubeClient {
     }
     const errorCode = connectionErrorCode(err);
     const detail = errorCode ?? (err instanceof Error ? err.message : String(err));
+    const tls = isTlsVerificationCode(errorCode);
     return new ConnectionError(
-      syntheticStatus(0, `${detail} talking to ${this.server}`, 'ConnectionFailed'),
+      syntheticStatus(
+        0,
+        `${detail} talking to ${this.server}`,
+        tls ? 'TLSVerificationFailed' : 'ConnectionFailed',
+      ),
       context,
-      { cause: err, ...(errorCode === undefined ? {} : { errorCode }) },
+      {
+        cause: err,
+        ...(errorCode === undefined ? {} : { errorCode }),
+        ...(tls
+          ? {
+              advice:
+                "The server's certificate is not trusted by the kubeconfig's CA (certificate-authority(-data), or the pod's ca.crt) or does not match the server name; fix the CA or the server URL. Not retried.",
+            }
+          : {}),
+      },
     );
   }
+}
+
+/** TLS certificate verification failures: retrying cannot fix them. */
+function isTlsVerificationCode(code: string | undefined): boolean {
+  return (
+    code !== undefined && /CERT|SELF_SIGNED|UNABLE_TO_|ERR_TLS|ALTNAME|HOSTNAME_MISMATCH/.test(code)
+  );
 }
 
 function requireName(verb: KubeVerb, resource: ResourceType, name: string): void {
@@ -669,10 +692,17 @@ function requireName(verb: KubeVerb, resource: ResourceType, name: string): void
 }
 
 function withTypeMeta<T extends KubeObject>(resource: ResourceType, object: T): T {
-  return { ...object, apiVersion: object.apiVersion ?? apiVersionOf(resource), kind: object.kind ?? resource.kind };
+  return {
+    ...object,
+    apiVersion: object.apiVersion ?? apiVersionOf(resource),
+    kind: object.kind ?? resource.kind,
+  };
 }
 
 /** A client for the current context of `kubeConfig` (see {@link KubeClientOptions}). */
-export function createKubeClient(kubeConfig: KubeConfig, options: KubeClientOptions = {}): KubeClient {
+export function createKubeClient(
+  kubeConfig: KubeConfig,
+  options: KubeClientOptions = {},
+): KubeClient {
   return new KubeClient(kubeConfig, options);
 }

@@ -140,7 +140,8 @@ export class ConflictError extends KubeApiError {
 
 /** 422 Invalid: the object failed validation; `causes` lists the offending fields. */
 export class InvalidError extends KubeApiError {
-  static override advice = 'Fix the fields named in the causes; retrying the same object cannot succeed.';
+  static override advice =
+    'Fix the fields named in the causes; retrying the same object cannot succeed.';
 
   /** The field-level causes from `status.details.causes`. */
   get causes(): StatusCause[] {
@@ -185,8 +186,9 @@ export class TimeoutError extends KubeApiError {
 }
 
 /**
- * No HTTP answer: connection refused, reset, or hung up (`code` 0, reason `ConnectionFailed`).
- * `errorCode` is the system error, e.g. `ECONNRESET`.
+ * No HTTP answer: connection refused, reset, or hung up (`code` 0, reason `ConnectionFailed`),
+ * or the server's certificate failed verification (reason `TLSVerificationFailed`, not
+ * retryable). `errorCode` is the system error, e.g. `ECONNRESET`.
  */
 export class ConnectionError extends KubeApiError {
   static override advice =
@@ -262,7 +264,8 @@ export function kubeErrorFromStatus(
  */
 export function isRetryable(err: unknown): boolean {
   if (err instanceof TooManyRequestsError) return true;
-  if (err instanceof TimeoutError || err instanceof ConnectionError) return true;
+  if (err instanceof ConnectionError) return err.reason !== 'TLSVerificationFailed';
+  if (err instanceof TimeoutError) return true;
   if (err instanceof ServerError) return err.code !== 501 && err.code !== 505;
   return false;
 }

@@ -72,7 +72,8 @@ export function findResource(apiVersion: string, kind: string): ResourceType | u
  * Name and namespace are percent-encoded so a hostile name cannot change the path.
  */
 export function resourcePath(resource: ResourceType, namespace?: string, name?: string): string {
-  const root = resource.group === '' ? `/api/${resource.version}` : `/apis/${apiVersionOf(resource)}`;
+  const root =
+    resource.group === '' ? `/api/${resource.version}` : `/apis/${apiVersionOf(resource)}`;
   const scope =
     resource.namespaced && namespace !== undefined
       ? `/namespaces/${encodeURIComponent(namespace)}`

@@ -3,12 +3,7 @@
  * server's `Retry-After` honoured, bounded by attempts and total time, and only when repeating
  * the request cannot do harm.
  */
-import {
-  ConnectionError,
-  isRetryable,
-  type KubeApiError,
-  TooManyRequestsError,
-} from './errors.ts';
+import { ConnectionError, isRetryable, type KubeApiError, TooManyRequestsError } from './errors.ts';
 
 /** Limits of the retry loop. */
 export interface RetryPolicy {
@@ -38,7 +33,12 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 export type RetrySafety = 'idempotent' | 'unsafe';
 
 /** Connection failures that happen before any byte of the request reached the server. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * Whether the request certainly did not reach the server's handler: a 429 (rejected before

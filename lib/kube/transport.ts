@@ -62,7 +62,10 @@ export class Transport {
    * fetch error (connection failure, abort) when no answer arrived.
    */
   async send(request: TransportRequest): Promise<ResponseContext> {
-    const ctx = new RequestContext(this.url(request.path, request.query), HttpMethod[request.method]);
+    const ctx = new RequestContext(
+      this.url(request.path, request.query),
+      HttpMethod[request.method],
+    );
     ctx.setHeaderParam('Accept', 'application/json');
     ctx.setHeaderParam('User-Agent', this.userAgent);
     if (request.body !== undefined) {

@@ -129,7 +129,7 @@ export interface JsonPatchOperation {
  */
 export type PatchRequest =
   | { type: 'merge'; patch: { [key: string]: JsonValue } }
-  | { type: 'json'; patch: JsonPatchOperation[] }
+  | { type: 'json'; patch: readonly JsonPatchOperation[] }
   | { type: 'strategic'; patch: { [key: string]: JsonValue } };
 
 /** Options of `delete`. */
