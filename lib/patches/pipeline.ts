@@ -64,7 +64,8 @@ const PROTECTED: readonly Location[] = [
  *   The empty path is the whole object, which the result replaces (it must be an object with
  *   `metadata`).
  * - Reference patches read an {@link ObjectRef} at each match and rewrite it with
- *   `env.references` (toHost or fromHost), recording it in `report.references`.
+ *   `env.references` (toHost or fromHost), recording it in `report.references`. Label-selector
+ *   references (`reference.labels`) are refused with a failure.
  * - A path that matches nothing skips the patch (`path-not-found`); this is not an error.
  * - Failures (an expression error, a denied reference, a change of `metadata.name` or
  *   `metadata.namespace`) are recorded and the run goes on, so that the report is complete; then
@@ -184,6 +185,19 @@ function isObjectWithMetadata(value: unknown): value is KubeObject {
 }
 
 function applyReferencePatch(run: Run, patch: Patch, index: number, spec: ReferenceSpec): void {
+  if (spec.labels !== undefined) {
+    // A selector names no single object and its translation depends on the namespace mode;
+    // guessing would silently select the wrong host objects, so the patch fails visibly.
+    fail(
+      run,
+      patch,
+      index,
+      patch.path,
+      'reference',
+      `${patch.configPath}.reference.labels: label-selector references are not supported by endpoint-sync; remove reference.labels to treat the value at ${JSON.stringify(patch.path)} as an object name`,
+    );
+    return;
+  }
   const relative = relativePaths(spec);
   if (typeof relative === 'string') {
     fail(run, patch, index, patch.path, 'path', relative);

@@ -511,6 +511,26 @@ describe('applyPatches: reference patches with relative paths', () => {
   });
 });
 
+describe('applyPatches: label-selector references', () => {
+  it('fails visibly instead of guessing a selector translation', () => {
+    const object = endpoints();
+    const { object: out, report } = run(
+      object,
+      patches({
+        path: 'metadata.labels',
+        reference: { apiVersion: 'v1', kind: 'Pod', labels: {} },
+      }),
+      'toHost',
+    );
+    expect(report.failed).toBe(true);
+    expect(report.outcomes[0]).toMatchObject({
+      status: 'failed',
+      error: { code: 'reference', message: expect.stringContaining('reference.labels') },
+    });
+    expect(out).toEqual(object);
+  });
+});
+
 function deepFreeze(value: unknown): void {
   if (value === null || typeof value !== 'object') return;
   Object.freeze(value);
