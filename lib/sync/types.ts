@@ -4,7 +4,7 @@
  * unchanged and has a JSON Schema.
  */
 import type { KubeObject } from '../kube/object.ts';
-import type { PatchReport } from '../patches/types.ts';
+import type { Direction, ObjectRef, PatchReport } from '../patches/types.ts';
 
 /** Namespace and name of an object. */
 export interface ObjectKey {
@@ -79,4 +79,24 @@ export interface Plan {
   virtualWrites: VirtualWrite[];
   /** The patch reports of the pipeline runs behind this plan (toHost and/or fromHost). */
   reports: PatchReport[];
+  /** The objects reference patches named, and what the plan does about each (when any). */
+  references?: PlanReference[];
+}
+
+/**
+ * What the plan does about one object a reference patch names:
+ * - `copied`: the virtual object exists and its kind is synced; its host copy is created,
+ *   updated or already in sync (see `hostWrites`);
+ * - `missing`: neither side (as far as the caller could read them) holds it; nothing invented;
+ * - `not-synced`: it exists in the virtual cluster but `sync.toHost.<its kind>.enabled` is false
+ *   or it is controlled by another controller;
+ * - `host-original`: it was imported from the host, whose object the reference now names;
+ * - `imported`: it exists only on the host and is imported (see `virtualWrites`);
+ * - `conflict`: a host object not made by this virtual cluster holds the copy's name.
+ */
+export interface PlanReference {
+  direction: Direction;
+  virtual: ObjectRef;
+  host: ObjectRef;
+  status: 'copied' | 'missing' | 'not-synced' | 'host-original' | 'imported' | 'conflict';
 }

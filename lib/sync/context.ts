@@ -1,0 +1,18 @@
+/**
+ * What every translation step needs to know about the virtual cluster, bundled once per plan.
+ */
+import type { SyncConfig } from '../config/types.ts';
+import { type MarkerKeys, markerKeys } from './markers.ts';
+import type { VirtualClusterIdentity } from './types.ts';
+
+/** The identity, the configuration and the marker keys of one plan. */
+export interface SyncContext {
+  identity: VirtualClusterIdentity;
+  config: SyncConfig;
+  markers: MarkerKeys;
+}
+
+/** Bundles a {@link SyncContext}. */
+export function syncContext(identity: VirtualClusterIdentity, config: SyncConfig): SyncContext {
+  return { identity, config, markers: markerKeys(identity.markerDomain) };
+}

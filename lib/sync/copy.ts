@@ -1,0 +1,81 @@
+/**
+ * One object's full translation with the user's patches, in either direction: the generic steps
+ * of `translate.ts` around one run of the patch pipeline.
+ */
+import type { Patch } from '../config/types.ts';
+import type { KubeObject } from '../kube/object.ts';
+import { applyPatches } from '../patches/pipeline.ts';
+import type { Evaluator, PatchReport, ReferenceTranslator } from '../patches/types.ts';
+import type { SyncContext } from './context.ts';
+import { finishForHost, prepareForHost, prepareFromHost } from './translate.ts';
+import type { ObjectKey } from './types.ts';
+
+/** A translated object and the report of its patches (none when the list is empty). */
+export interface CopyResult {
+  object: KubeObject;
+  report?: PatchReport;
+}
+
+/** What a patched translation needs besides the object. */
+export interface CopyEnv {
+  ctx: SyncContext;
+  evaluator: Evaluator;
+  references: ReferenceTranslator;
+  patches: readonly Patch[];
+}
+
+function pipelineEnv(
+  env: CopyEnv,
+  hostObject: KubeObject | null,
+  virtualObject: KubeObject | null,
+) {
+  const { identity, config } = env.ctx;
+  return {
+    evaluator: env.evaluator,
+    virtualcluster: { name: identity.name, namespace: identity.hostNamespace, config: config.raw },
+    hostObject,
+    virtualObject,
+    references: env.references,
+  };
+}
+
+/**
+ * The host copy of `virtual` at `hostKey`: prepared, patched with the `expression`s of
+ * `env.patches` (`context.hostObject` is `currentHost`, `context.virtualObject` is `virtual`),
+ * then finished with host name, namespace and markers. When the report failed, the object must
+ * not be written.
+ */
+export function copyToHost(
+  virtual: KubeObject,
+  kind: string,
+  hostKey: ObjectKey,
+  currentHost: KubeObject | null,
+  env: CopyEnv,
+): CopyResult {
+  const prepared = prepareForHost(virtual, kind, env.ctx);
+  if (env.patches.length === 0) {
+    return { object: finishForHost(prepared, virtual, kind, hostKey, env.ctx) };
+  }
+  const run = applyPatches(prepared, env.patches, 'toHost', pipelineEnv(env, currentHost, virtual));
+  return {
+    object: finishForHost(run.object, virtual, kind, hostKey, env.ctx),
+    report: run.report,
+  };
+}
+
+/**
+ * The virtual view of the host object `host`: markers stripped, reserved label keys restored,
+ * then the `reverseExpression`s and reference patches of `env.patches` applied. Name and
+ * namespace stay the host's (the caller knows the virtual key); only labels and annotations
+ * are read from the result.
+ */
+export function copyFromHost(
+  host: KubeObject,
+  virtual: KubeObject | null,
+  env: CopyEnv,
+): CopyResult {
+  const prepared = prepareFromHost(host, env.ctx);
+  if (env.patches.length === 0) return { object: prepared };
+  const run = applyPatches(prepared, env.patches, 'fromHost', pipelineEnv(env, host, virtual));
+  return { object: run.object, report: run.report };
+}

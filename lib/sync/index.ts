@@ -1,0 +1,54 @@
+/**
+ * The sync layer: which objects sync, their translation both ways, and the plan. Re-exports only.
+ */
+export { type SyncContext, syncContext } from './context.ts';
+export { type CopyEnv, type CopyResult, copyFromHost, copyToHost } from './copy.ts';
+export {
+  ENDPOINTS_CONTROLLER_ANNOTATION,
+  endpointsSkipReason,
+  type SkipReason,
+  translateEndpointsSpec,
+} from './endpoints.ts';
+export { type NameScheme, nameSchemeOf, resourceByKind, resourceByPlural } from './kinds.ts';
+export { type ManagedState, managedState } from './managed.ts';
+export {
+  IMPORT_CONTROLLER,
+  isMarkerAnnotation,
+  LEADER_ANNOTATION,
+  type MarkerKeys,
+  markerKeys,
+  objectKindValue,
+} from './markers.ts';
+export {
+  defaultHostNamespace,
+  hostKeyOf,
+  hostNamespaceOf,
+  isMultiNamespace,
+  ownsHostNamespace,
+  virtualNamespaceOf,
+} from './namespaces.ts';
+export { planSync } from './plan.ts';
+export {
+  InvalidPlanInputError,
+  type PlanEnv,
+  type PlanInput,
+  validatePlanInput,
+} from './plan-input.ts';
+export {
+  type ReferenceLookups,
+  referenceHostKey,
+  type SyncReferenceTranslator,
+  syncReferences,
+} from './references.ts';
+export { type HostChanges, hostChanges } from './three-way.ts';
+export {
+  type AppliedMetadata,
+  appliedMetadataOf,
+  controlledByOf,
+  finishForHost,
+  importFromHost,
+  lastAppliedOf,
+  prepareForHost,
+  prepareFromHost,
+} from './translate.ts';
+export type * from './types.ts';

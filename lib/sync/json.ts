@@ -1,0 +1,93 @@
+/**
+ * The few JSON operations the planner needs, written for speed on plain API objects: a deep
+ * copy, a deep equality, RFC 7386 merge-patch application and a key-sorted serialisation.
+ */
+
+/** A plain JSON object (as opposed to an array or a scalar). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Deep copy of a JSON value (`undefined` members are dropped, as JSON would). */
+export function cloneJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = cloneJson(v);
+  }
+  return out as T;
+}
+
+/** Deep equality of JSON values; a member set to `undefined` counts as absent. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  let count = 0;
+  for (const key of Object.keys(ra)) {
+    if (ra[key] === undefined) continue;
+    count++;
+    if (!jsonEqual(ra[key], rb[key])) return false;
+  }
+  for (const key of Object.keys(rb)) if (rb[key] !== undefined) count--;
+  return count === 0;
+}
+
+/** Applies an RFC 7386 JSON merge patch to `target` and returns the result (a new value). */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return cloneJson(patch);
+  const out: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = applyMergePatch(out[key], value);
+  }
+  return out;
+}
+
+/**
+ * The RFC 7386 merge patch that turns `from` into `to` (both objects); `undefined` when they are
+ * equal. Arrays and scalars are replaced whole, removed members become `null`.
+ */
+export function mergePatchBetween(
+  from: Record<string, unknown>,
+  to: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  const patch: Record<string, unknown> = {};
+  for (const key of Object.keys(from)) {
+    if (from[key] !== undefined && to[key] === undefined) patch[key] = null;
+  }
+  for (const key of Object.keys(to)) {
+    const a = from[key];
+    const b = to[key];
+    if (b === undefined || jsonEqual(a, b)) continue;
+    if (isPlainObject(a) && isPlainObject(b)) {
+      const sub = mergePatchBetween(a, b);
+      if (sub) patch[key] = sub;
+    } else {
+      patch[key] = cloneJson(b);
+    }
+  }
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+/** JSON with object keys sorted, so equal maps always serialise to the same annotation value. */
+export function stableStringify(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    if (record[key] !== undefined)
+      parts.push(`${JSON.stringify(key)}:${stableStringify(record[key])}`);
+  }
+  return `{${parts.join(',')}}`;
+}

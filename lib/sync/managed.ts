@@ -1,0 +1,51 @@
+/**
+ * Whether a host object is a copy this virtual cluster made, and of which virtual object.
+ */
+import type { KubeObject } from '../kube/object.ts';
+import type { SyncContext } from './context.ts';
+import { hostKeyOf } from './namespaces.ts';
+import type { ObjectKey } from './types.ts';
+
+/** Result of {@link managedState}. */
+export type ManagedState =
+  | { managed: true; virtualKey: ObjectKey }
+  | { managed: false; reason: string };
+
+/**
+ * A host object is ours when all hold: the `<domain>/managed-by` label names this virtual
+ * cluster, the `object-name` and `object-namespace` annotations record a virtual key, and the
+ * host object's own name and namespace are what the naming rules give for that key (the long
+ * or, for a reference target, the short name). The last
+ * check keeps a tenant from claiming a host object by writing markers it did not earn.
+ */
+export function managedState(host: KubeObject, kind: string, ctx: SyncContext): ManagedState {
+  const { markers, identity, config } = ctx;
+  const owner = host.metadata.labels?.[markers.managedBy];
+  if (owner === undefined) return { managed: false, reason: 'it has no managed-by label' };
+  if (owner !== identity.name) {
+    return { managed: false, reason: `it is managed by virtual cluster "${String(owner)}"` };
+  }
+  const name = host.metadata.annotations?.[markers.objectName];
+  const namespace = host.metadata.annotations?.[markers.objectNamespace];
+  if (
+    typeof name !== 'string' ||
+    typeof namespace !== 'string' ||
+    name === '' ||
+    namespace === ''
+  ) {
+    return { managed: false, reason: 'it does not record the virtual object it was copied from' };
+  }
+  // A copy carries the long name of its kind or, as the target of a reference, the short one.
+  const key = { namespace, name };
+  const long = hostKeyOf(kind, key, identity, config, 'long');
+  const short = hostKeyOf(kind, key, identity, config, 'short');
+  const at = (k: ObjectKey) =>
+    k.name === host.metadata.name && k.namespace === host.metadata.namespace;
+  if (!at(long) && !at(short)) {
+    return {
+      managed: false,
+      reason: `its name is not the host name of the recorded virtual object ${namespace}/${name}`,
+    };
+  }
+  return { managed: true, virtualKey: { namespace, name } };
+}

@@ -1,0 +1,115 @@
+/**
+ * The parts of a plan under construction that the planner's steps share: the draft of writes,
+ * the early stop, and the write builders.
+ */
+import type { KubeObject } from '../kube/object.ts';
+import type { PatchReport } from '../patches/types.ts';
+import type { SyncContext } from './context.ts';
+import { jsonEqual } from './json.ts';
+import type { SyncReferenceTranslator } from './references.ts';
+import type { HostWrite, ObjectKey, Plan, PlanReference, VirtualWrite } from './types.ts';
+
+/** The writes and findings a plan collects on its way. */
+export interface PlanDraft {
+  hostWrites: HostWrite[];
+  virtualWrites: VirtualWrite[];
+  reports: PatchReport[];
+  references: PlanReference[];
+  /** Extra sentences for the plan's reason (e.g. a missing referenced object). */
+  notes: string[];
+}
+
+/** A plan's outcome that stops the planning early (thrown, caught by `planSync`). */
+export class PlanStop extends Error {
+  readonly plan: Omit<Plan, 'key' | 'hostWrites' | 'virtualWrites' | 'reports'>;
+  constructor(plan: PlanStop['plan']) {
+    super(plan.reason);
+    this.plan = plan;
+  }
+}
+
+/** Retrying helps only when the sandbox itself failed or ran out of time. */
+const RETRYABLE_CODES = new Set(['timeout', 'internal']);
+
+/** `ns/name`. */
+export function describeKey(key: ObjectKey): string {
+  return `${key.namespace}/${key.name}`;
+}
+
+/** Stops planning with a failure if a patch report failed (a denied reference has its own code). */
+export function checkReport(
+  report: PatchReport | undefined,
+  draft: PlanDraft,
+  refs: SyncReferenceTranslator,
+  what: string,
+): void {
+  if (!report) return;
+  draft.reports.push(report);
+  if (!report.failed) return;
+  const failure = report.outcomes.find((o) => o.status === 'failed');
+  const error =
+    failure?.status === 'failed' ? failure.error : { code: 'internal', message: 'unknown failure' };
+  const denied = refs.denials.find((d) => d.message === error.message);
+  if (denied) {
+    throw new PlanStop({
+      status: 'failed',
+      reasonCode: 'reference-denied',
+      reason: `${what}: ${denied.message}`,
+      retryable: false,
+    });
+  }
+  const where = failure
+    ? `${failure.configPath} at ${failure.path || '(whole object)'}`
+    : 'a patch';
+  throw new PlanStop({
+    status: 'failed',
+    reasonCode: 'patch-failed',
+    reason: `${what}: ${where} failed (${error.code}): ${error.message}`,
+    retryable: RETRYABLE_CODES.has(error.code),
+  });
+}
+
+/** The host copy records another uid than the virtual object has: it is a copy of a predecessor. */
+export function uidMismatch(host: KubeObject, virtual: KubeObject, ctx: SyncContext): boolean {
+  const recorded = host.metadata.annotations?.[ctx.markers.objectUid];
+  const uid = virtual.metadata.uid;
+  return typeof recorded === 'string' && typeof uid === 'string' && recorded !== uid;
+}
+
+/** Whether the desired copy and the current host object hold the same content and metadata. */
+export function sameContent(desired: KubeObject, host: KubeObject): boolean {
+  if (!jsonEqual(desired.metadata.labels ?? {}, host.metadata.labels ?? {})) return false;
+  if (!jsonEqual(desired.metadata.annotations ?? {}, host.metadata.annotations ?? {})) return false;
+  const keys = new Set([...Object.keys(desired), ...Object.keys(host)]);
+  for (const key of keys) {
+    if (key === 'metadata' || key === 'apiVersion' || key === 'kind' || key === 'status') continue;
+    if (!jsonEqual(desired[key], host[key])) return false;
+  }
+  return true;
+}
+
+/** An update of `host` to `desired`, guarded by the host object's resourceVersion. */
+export function updateWrite(
+  resource: string,
+  desired: KubeObject,
+  host: KubeObject,
+  reason: string,
+): HostWrite {
+  const object: KubeObject = { ...desired, metadata: { ...desired.metadata } };
+  if (typeof host.metadata.resourceVersion === 'string')
+    object.metadata.resourceVersion = host.metadata.resourceVersion;
+  return { verb: 'update', resource, object, reason };
+}
+
+/** A delete of `host`, guarded by its uid so that it never removes a newer object. */
+export function deleteWrite(resource: string, host: KubeObject, reason: string): HostWrite {
+  const uid = host.metadata.uid;
+  return {
+    verb: 'delete',
+    resource,
+    namespace: host.metadata.namespace ?? '',
+    name: host.metadata.name ?? '',
+    preconditions: typeof uid === 'string' ? { uid } : {},
+    reason,
+  };
+}

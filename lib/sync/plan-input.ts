@@ -1,0 +1,158 @@
+/**
+ * The input of the planner and its validation: the planner is fed from the network (the
+ * forwarder's events), so every field is checked before use and bad input becomes a failed
+ * plan, never an exception.
+ */
+import type { OwnedResource, SyncConfig } from '../config/types.ts';
+import { OWNED_RESOURCES } from '../config/types.ts';
+import type { KubeObject } from '../kube/object.ts';
+import type { Evaluator } from '../patches/types.ts';
+import type { ObjectKey, ResourcePlural, VirtualClusterIdentity } from './types.ts';
+
+/** Everything one plan looks at. Pure data: the planner reads nothing else. */
+export interface PlanInput {
+  identity: VirtualClusterIdentity;
+  config: SyncConfig;
+  /** Resource plural of the object: `endpoints` (any owned namespaced kind works). */
+  resource: ResourcePlural;
+  /** The virtual key the plan is for. */
+  key: ObjectKey;
+  /** The virtual object; `null` when it does not exist (deleted). */
+  virtualObject: KubeObject | null;
+  /** The virtual Service of the same namespace/name (Endpoints only); `null` when missing. */
+  service: KubeObject | null;
+  /** The current host copy at the key's host name; `null` when there is none. */
+  hostObject: KubeObject | null;
+  /** The objects reference patches name, as each side holds them (absent: none known). */
+  references?: { virtual: KubeObject[]; host: KubeObject[] };
+}
+
+/** What the planner needs besides its input. */
+export interface PlanEnv {
+  evaluator: Evaluator;
+}
+
+/** The planner's input does not have the shape of {@link PlanInput}. */
+export class InvalidPlanInputError extends Error {
+  override name = 'InvalidPlanInputError';
+  /** The input field at fault, e.g. `identity.name`. */
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(`invalid plan input at ${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function requireString(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new InvalidPlanInputError(field, 'expected a non-empty string');
+  }
+  return value;
+}
+
+function checkObject(value: unknown, field: string, nullable: boolean): void {
+  if (value === null && nullable) return;
+  if (!isRecord(value) || !isRecord(value['metadata'])) {
+    throw new InvalidPlanInputError(
+      field,
+      `expected an object with metadata${nullable ? ' or null' : ''}`,
+    );
+  }
+  const meta = value['metadata'];
+  for (const map of ['labels', 'annotations']) {
+    if (meta[map] !== undefined && meta[map] !== null && !isRecord(meta[map])) {
+      throw new InvalidPlanInputError(`${field}.metadata.${map}`, 'expected a map of strings');
+    }
+  }
+}
+
+/** The `sync.toHost` section key of a resource plural (`configmaps` -> `configMaps`). */
+export function sectionOf(resource: string): OwnedResource | undefined {
+  return OWNED_RESOURCES.find((r) => r.toLowerCase() === resource);
+}
+
+/**
+ * Checks `input` deeply enough that the planner can trust every field it reads; throws
+ * {@link InvalidPlanInputError} naming the first field at fault.
+ */
+export function validatePlanInput(input: unknown): asserts input is PlanInput {
+  if (!isRecord(input)) throw new InvalidPlanInputError('input', 'expected an object');
+  const identity = input['identity'];
+  if (!isRecord(identity)) throw new InvalidPlanInputError('identity', 'expected an object');
+  requireString(identity['name'], 'identity.name');
+  requireString(identity['hostNamespace'], 'identity.hostNamespace');
+  requireString(identity['markerDomain'], 'identity.markerDomain');
+  const config = input['config'];
+  if (!isRecord(config))
+    throw new InvalidPlanInputError('config', 'expected a loaded configuration');
+  if (!isRecord(config['raw'])) throw new InvalidPlanInputError('config.raw', 'expected an object');
+  const resources = config['resources'];
+  if (!isRecord(resources))
+    throw new InvalidPlanInputError('config.resources', 'expected an object');
+  for (const name of OWNED_RESOURCES) {
+    const section = resources[name];
+    if (
+      !isRecord(section) ||
+      typeof section['enabled'] !== 'boolean' ||
+      !Array.isArray(section['patches'])
+    ) {
+      throw new InvalidPlanInputError(`config.resources.${name}`, 'expected {enabled, patches}');
+    }
+    section['patches'].forEach((patch, i) => {
+      if (!isRecord(patch) || typeof patch['path'] !== 'string') {
+        throw new InvalidPlanInputError(
+          `config.resources.${name}.patches[${i}]`,
+          'expected a patch',
+        );
+      }
+    });
+  }
+  const namespaces = config['namespaces'];
+  if (
+    !isRecord(namespaces) ||
+    typeof namespaces['enabled'] !== 'boolean' ||
+    !isRecord(namespaces['mappings'])
+  ) {
+    throw new InvalidPlanInputError('config.namespaces', 'expected {enabled, mappings}');
+  }
+  for (const [from, to] of Object.entries(namespaces['mappings'])) {
+    if (typeof to !== 'string' || to === '') {
+      throw new InvalidPlanInputError(
+        `config.namespaces.mappings.${from}`,
+        'expected a namespace name',
+      );
+    }
+  }
+  const resource = requireString(input['resource'], 'resource');
+  if (sectionOf(resource) === undefined) {
+    throw new InvalidPlanInputError(
+      'resource',
+      `"${resource}" is not a synced resource (${OWNED_RESOURCES.join(', ')})`,
+    );
+  }
+  const key = input['key'];
+  if (!isRecord(key)) throw new InvalidPlanInputError('key', 'expected {namespace, name}');
+  requireString(key['namespace'], 'key.namespace');
+  requireString(key['name'], 'key.name');
+  checkObject(input['virtualObject'], 'virtualObject', true);
+  checkObject(input['service'], 'service', true);
+  checkObject(input['hostObject'], 'hostObject', true);
+  const references = input['references'];
+  if (references !== undefined) {
+    if (
+      !isRecord(references) ||
+      !Array.isArray(references['virtual']) ||
+      !Array.isArray(references['host'])
+    ) {
+      throw new InvalidPlanInputError('references', 'expected {virtual: [], host: []}');
+    }
+    for (const side of ['virtual', 'host'] as const) {
+      const list = references[side] as unknown[];
+      for (let i = 0; i < list.length; i++) checkObject(list[i], `references.${side}[${i}]`, false);
+    }
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * What reference patches add to a plan (SEMANTICS 6): host copies of the virtual objects a
+ * synced object names (toHost), and virtual imports of host-only objects a host edit made it
+ * name (fromHost).
+ */
+import { resourceForKind } from '../config/index.ts';
+import type { KubeObject } from '../kube/object.ts';
+import type { ObjectRef, PatchReport } from '../patches/types.ts';
+import type { SyncContext } from './context.ts';
+import { copyToHost } from './copy.ts';
+import { resourceByKind } from './kinds.ts';
+import { managedState } from './managed.ts';
+import {
+  checkReport,
+  deleteWrite,
+  describeKey,
+  type PlanDraft,
+  sameContent,
+  uidMismatch,
+  updateWrite,
+} from './plan-draft.ts';
+import type { PlanEnv } from './plan-input.ts';
+import { findObject, importedFrom, type ReferenceLookups, syncReferences } from './references.ts';
+import { controlledByOf, importFromHost } from './translate.ts';
+
+function refId(ref: ObjectRef): string {
+  return `${ref.kind}\u0000${ref.namespace}\u0000${ref.name}`;
+}
+
+function describeRef(ref: ObjectRef): string {
+  return `${ref.kind} ${describeKey(ref)}`;
+}
+
+/**
+ * For every reference the toHost run resolved: when the virtual object exists, is not an import
+ * and its kind's sync is enabled, plan its host copy (translated with its own kind's patches;
+ * references those patches resolve are not followed further). Missing objects are reported in
+ * `draft.notes` and `draft.references`, never invented.
+ */
+export function planReferenceCopies(
+  report: PatchReport | undefined,
+  lookups: ReferenceLookups,
+  ctx: SyncContext,
+  env: PlanEnv,
+  draft: PlanDraft,
+): void {
+  if (!report) return;
+  const seen = new Set<string>();
+  for (const resolved of report.references) {
+    const { virtual: vref, host: href } = resolved;
+    if (seen.has(refId(href))) continue;
+    seen.add(refId(href));
+    const note = (
+      status: NonNullable<PlanDraft['references'][number]['status']>,
+      text?: string,
+    ) => {
+      draft.references.push({ direction: 'toHost', virtual: vref, host: href, status });
+      if (text) draft.notes.push(text);
+    };
+    const virtual = findObject(lookups.virtual, vref.kind, vref);
+    if (!virtual) {
+      if (!findObject(lookups.host, href.kind, href)) {
+        note('missing', `referenced ${describeRef(vref)} was not found in the virtual cluster`);
+      }
+      continue;
+    }
+    if (importedFrom(virtual, ctx)) {
+      note('host-original');
+      continue;
+    }
+    const section = resourceForKind(vref.kind);
+    const row = resourceByKind(vref.kind);
+    if (
+      !section ||
+      !row ||
+      !ctx.config.resources[section].enabled ||
+      controlledByOf(virtual, ctx)
+    ) {
+      const why = section
+        ? ctx.config.resources[section].enabled
+          ? `it is controlled by "${controlledByOf(virtual, ctx)}"`
+          : `sync.toHost.${section}.enabled is false`
+        : `kind ${vref.kind} is not synced by endpoint-sync`;
+      note('not-synced', `referenced ${describeRef(vref)} is not copied to the host: ${why}`);
+      continue;
+    }
+    const existing = findObject(lookups.host, href.kind, href) ?? null;
+    if (existing && !managedState(existing, vref.kind, ctx).managed) {
+      note(
+        'conflict',
+        `host ${describeRef(href)} exists and is not a copy of ${describeRef(vref)}; left alone`,
+      );
+      continue;
+    }
+    const references = syncReferences(ctx, lookups, vref.namespace);
+    const copy = copyToHost(virtual, vref.kind, href, existing, {
+      ctx,
+      evaluator: env.evaluator,
+      references,
+      patches: ctx.config.resources[section].patches,
+    });
+    checkReport(copy.report, draft, references, `referenced ${describeRef(vref)}`);
+    const where = describeKey(href);
+    if (!existing) {
+      draft.hostWrites.push({
+        verb: 'create',
+        resource: row.plural,
+        object: copy.object,
+        reason: `copy referenced ${describeRef(vref)} to ${where}`,
+      });
+    } else if (uidMismatch(existing, virtual, ctx)) {
+      draft.hostWrites.push(
+        deleteWrite(
+          row.plural,
+          existing,
+          `the copy at ${where} was made from an earlier ${describeRef(vref)}`,
+        ),
+      );
+      draft.hostWrites.push({
+        verb: 'create',
+        resource: row.plural,
+        object: copy.object,
+        reason: `recreate copy of ${describeRef(vref)} at ${where}`,
+      });
+    } else if (!sameContent(copy.object, existing)) {
+      draft.hostWrites.push(
+        updateWrite(
+          row.plural,
+          copy.object,
+          existing,
+          `update copy of ${describeRef(vref)} at ${where}`,
+        ),
+      );
+    }
+    note('copied');
+  }
+}
+
+/** A host-only object a reference names, to be imported into the virtual cluster. */
+export interface PlannedImport {
+  virtual: ObjectRef;
+  host: ObjectRef;
+  resource: string;
+  object: KubeObject;
+}
+
+/**
+ * The imports a fromHost run calls for: references that resolve to an object the host holds
+ * (and that is not a copy made by a virtual cluster) while the virtual cluster holds nothing
+ * under the translated key.
+ */
+export function plannedImports(
+  report: PatchReport | undefined,
+  lookups: ReferenceLookups,
+  ctx: SyncContext,
+): PlannedImport[] {
+  if (!report) return [];
+  const out: PlannedImport[] = [];
+  const seen = new Set<string>();
+  for (const { virtual: vref, host: href } of report.references) {
+    if (seen.has(refId(vref))) continue;
+    seen.add(refId(vref));
+    if (findObject(lookups.virtual, vref.kind, vref)) continue;
+    const host = findObject(lookups.host, href.kind, href);
+    const row = resourceByKind(href.kind);
+    if (!host || !row) continue;
+    if (host.metadata.labels?.[ctx.markers.managedBy] !== undefined) continue;
+    out.push({
+      virtual: vref,
+      host: href,
+      resource: row.plural,
+      object: importFromHost(host, href.kind, vref, ctx),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,435 @@
+/**
+ * The sync plan (SEMANTICS 3.1, 3.5, 6): given both sides of one object key, decide what the
+ * host and the virtual cluster should be told to write. Pure and synchronous; it never throws
+ * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
+ */
+import type { KubeObject } from '../kube/object.ts';
+import { originalLabelKey } from '../naming/index.ts';
+import type { ObjectRef, PatchReport } from '../patches/types.ts';
+import { type SyncContext, syncContext } from './context.ts';
+import { type CopyEnv, copyFromHost, copyToHost } from './copy.ts';
+import {
+  ENDPOINTS_CONTROLLER_ANNOTATION,
+  endpointsSkipReason,
+  type SkipReason,
+} from './endpoints.ts';
+import { applyMergePatch, isPlainObject } from './json.ts';
+import { resourceByPlural } from './kinds.ts';
+import { managedState } from './managed.ts';
+import { hostKeyOf, ownsHostNamespace } from './namespaces.ts';
+import {
+  checkReport,
+  deleteWrite,
+  describeKey,
+  type PlanDraft,
+  PlanStop,
+  sameContent,
+  uidMismatch,
+  updateWrite,
+} from './plan-draft.ts';
+import {
+  InvalidPlanInputError,
+  type PlanEnv,
+  type PlanInput,
+  sectionOf,
+  validatePlanInput,
+} from './plan-input.ts';
+import { plannedImports, planReferenceCopies } from './plan-references.ts';
+import { type ReferenceLookups, syncReferences } from './references.ts';
+import { hostChanges } from './three-way.ts';
+import { appliedMetadataOf, controlledByOf, lastAppliedOf } from './translate.ts';
+import type { HostWrite, ObjectKey, Plan, PlanReference } from './types.ts';
+
+function refId(ref: ObjectRef): string {
+  return `${ref.kind}\u0000${ref.namespace}\u0000${ref.name}`;
+}
+
+export type { PlanEnv, PlanInput } from './plan-input.ts';
+
+/**
+ * Plans the sync of one virtual object key. See docs/sync.md for every rule; in short:
+ * decide whether the object is synced, translate it (patches applied), and compare with the
+ * host copy — create, update (three-way merge of labels/annotations, subsets follow the virtual
+ * side), delete and recreate on a uid change, delete when no longer synced — plus the host
+ * copies and virtual imports that reference patches call for.
+ */
+export function planSync(input: PlanInput, env: PlanEnv): Plan {
+  const key = safeKey(input);
+  const draft: PlanDraft = {
+    hostWrites: [],
+    virtualWrites: [],
+    reports: [],
+    references: [],
+    notes: [],
+  };
+  try {
+    validatePlanInput(input);
+    const plan = planValidated(input, env, draft);
+    return {
+      key,
+      ...plan,
+      hostWrites: draft.hostWrites,
+      virtualWrites: draft.virtualWrites,
+      reports: draft.reports,
+      ...withReferences(draft),
+    };
+  } catch (error) {
+    const reports = draft.reports;
+    if (error instanceof PlanStop) {
+      return {
+        key,
+        ...error.plan,
+        hostWrites: [],
+        virtualWrites: [],
+        reports,
+        ...withReferences(draft),
+      };
+    }
+    if (error instanceof InvalidPlanInputError) {
+      return failed(key, 'invalid-input', error.message, false, reports);
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return failed(key, 'internal-error', `planning failed unexpectedly: ${message}`, true, reports);
+  }
+}
+
+function withReferences(draft: PlanDraft): { references?: PlanReference[] } {
+  return draft.references.length > 0 ? { references: draft.references } : {};
+}
+
+function failed(
+  key: ObjectKey,
+  reasonCode: string,
+  reason: string,
+  retryable: boolean,
+  reports: PatchReport[],
+): Plan {
+  return {
+    key,
+    status: 'failed',
+    reason,
+    reasonCode,
+    retryable,
+    hostWrites: [],
+    virtualWrites: [],
+    reports,
+  };
+}
+
+function safeKey(input: unknown): ObjectKey {
+  const key = isPlainObject(input) ? input['key'] : undefined;
+  const namespace =
+    isPlainObject(key) && typeof key['namespace'] === 'string' ? key['namespace'] : '';
+  const name = isPlainObject(key) && typeof key['name'] === 'string' ? key['name'] : '';
+  return { namespace, name };
+}
+
+function planValidated(
+  input: PlanInput,
+  env: PlanEnv,
+  draft: PlanDraft,
+): Pick<Plan, 'status' | 'reason' | 'reasonCode'> {
+  const ctx = syncContext(input.identity, input.config);
+  const row = resourceByPlural(input.resource);
+  const section = sectionOf(input.resource);
+  if (!row || !section)
+    throw new InvalidPlanInputError('resource', `unknown resource "${input.resource}"`);
+  const kind = row.kind;
+  const key = input.key;
+  const virtual = input.virtualObject;
+  if (
+    virtual &&
+    (virtual.metadata.name !== key.name || virtual.metadata.namespace !== key.namespace)
+  ) {
+    throw new InvalidPlanInputError(
+      'virtualObject',
+      `its name and namespace are not ${describeKey(key)}`,
+    );
+  }
+  const hostKey = hostKeyOf(kind, key, ctx.identity, ctx.config);
+  const host = input.hostObject;
+  if (
+    host &&
+    (host.metadata.name !== hostKey.name || host.metadata.namespace !== hostKey.namespace)
+  ) {
+    throw new InvalidPlanInputError(
+      'hostObject',
+      `expected the host object ${describeKey(hostKey)}, got ${host.metadata.namespace}/${host.metadata.name}`,
+    );
+  }
+  if (!ownsHostNamespace(hostKey.namespace, ctx.identity, ctx.config)) {
+    throw new PlanStop({
+      status: 'failed',
+      reasonCode: 'namespace-denied',
+      reason: `${kind} ${describeKey(key)} would land in host namespace "${hostKey.namespace}", which may not be written; map its namespace elsewhere`,
+      retryable: false,
+    });
+  }
+  const state = host ? managedState(host, kind, ctx) : undefined;
+  const what = `${kind} ${describeKey(key)}`;
+  const hostWhere = `${describeKey(hostKey)}`;
+
+  const skip = skipReason(input, kind, section, ctx);
+  if (skip) {
+    if (host && state?.managed) {
+      draft.hostWrites.push(
+        deleteWrite(input.resource, host, `${skip.message}; deleting host copy ${hostWhere}`),
+      );
+      return {
+        status: 'write',
+        reasonCode: skip.code,
+        reason: `${skip.message}; deleting host copy ${hostWhere}`,
+      };
+    }
+    if (virtual === null) {
+      return {
+        status: 'unchanged',
+        reasonCode: skip.code,
+        reason: `${skip.message}; no host copy of ours exists`,
+      };
+    }
+    return { status: 'skipped', reasonCode: skip.code, reason: skip.message };
+  }
+  if (!virtual) throw new InvalidPlanInputError('virtualObject', 'missing');
+
+  let takeover = false;
+  if (host && state && !state.managed) {
+    if (!canTakeOver(host, kind, ctx)) {
+      throw new PlanStop({
+        status: 'failed',
+        reasonCode: 'conflict',
+        reason: `host ${kind} ${hostWhere} exists but is not a copy made by virtual cluster "${ctx.identity.name}": ${state.reason}; it is left alone — delete it on the host to let ${what} sync`,
+        retryable: false,
+      });
+    }
+    takeover = true;
+  }
+
+  let lookups: ReferenceLookups = input.references ?? { virtual: [], host: [] };
+  let refs = syncReferences(ctx, lookups, key.namespace);
+  let copyEnv: CopyEnv = {
+    ctx,
+    evaluator: env.evaluator,
+    references: refs,
+    patches: input.config.resources[section].patches,
+  };
+  let copy = copyToHost(virtual, kind, hostKey, host, copyEnv);
+  checkReport(copy.report, draft, refs, what);
+
+  let reasonCode: string;
+  let reason: string;
+  const mainWrites: HostWrite[] = [];
+  if (!host) {
+    mainWrites.push({
+      verb: 'create',
+      resource: input.resource,
+      object: copy.object,
+      reason: `create host copy ${hostWhere}`,
+    });
+    reasonCode = 'created';
+    reason = `${what} is synced to host ${hostWhere}`;
+  } else if (takeover) {
+    mainWrites.push(
+      updateWrite(
+        input.resource,
+        copy.object,
+        host,
+        `take over ${hostWhere} from the host's endpoints controller`,
+      ),
+    );
+    reasonCode = 'taken-over';
+    reason = `host ${hostWhere} was left by the host's endpoints controller (its Service lost its selector); taken over for ${what}`;
+  } else if (uidMismatch(host, virtual, ctx)) {
+    mainWrites.push(
+      deleteWrite(
+        input.resource,
+        host,
+        `the host copy was made from an earlier object with the same name`,
+      ),
+    );
+    mainWrites.push({
+      verb: 'create',
+      resource: input.resource,
+      object: copy.object,
+      reason: `recreate host copy ${hostWhere}`,
+    });
+    reasonCode = 'recreated';
+    reason = `${what} was recreated (new uid): host copy ${hostWhere} is deleted and created again`;
+  } else {
+    const last = lastAppliedOf(host, ctx);
+    let flowedBack: string[] = [];
+    if (last) {
+      const changes = hostChanges(
+        appliedMetadataOf(host, ctx, false),
+        last,
+        appliedMetadataOf(copy.object, ctx, false),
+      );
+      if (changes.labels.length + changes.annotations.length > 0) {
+        const reverse = copyFromHost(host, virtual, copyEnv);
+        checkReport(reverse.report, draft, refs, `${what} (from host)`);
+        const patch = virtualPatch(changes, reverse.object, virtual, ctx);
+        if (patch) {
+          flowedBack = [
+            ...Object.keys(patch.labels ?? {}).map((k) => `label ${k}`),
+            ...Object.keys(patch.annotations ?? {}).map((k) => `annotation ${k}`),
+          ];
+          const mergePatch = { metadata: patch };
+          const uid = virtual.metadata.uid;
+          draft.virtualWrites.push({
+            verb: 'patch',
+            resource: input.resource,
+            namespace: key.namespace,
+            name: key.name,
+            patch: mergePatch,
+            preconditions: typeof uid === 'string' ? { uid } : {},
+            reason: `carry host edits of ${flowedBack.join(', ')} back to ${what}`,
+          });
+          // Objects the host edit now names that exist only on the host are imported; the
+          // translation below already sees them, so the edited reference stays as the host wrote it.
+          const imports = plannedImports(reverse.report, lookups, ctx);
+          lookups = {
+            virtual: [...lookups.virtual, ...imports.map((i) => i.object)],
+            host: lookups.host,
+          };
+          refs = syncReferences(ctx, lookups, key.namespace);
+          copyEnv = { ...copyEnv, references: refs };
+          const patched = applyMergePatch(virtual, mergePatch) as KubeObject;
+          copy = copyToHost(patched, kind, hostKey, host, copyEnv);
+          checkReport(copy.report, draft, refs, what);
+          const named = new Set((copy.report?.references ?? []).map((r) => refId(r.host)));
+          for (const imp of imports) {
+            if (!named.has(refId(imp.host))) continue;
+            draft.virtualWrites.push({
+              verb: 'create',
+              resource: imp.resource,
+              object: imp.object,
+              reason: `import host ${imp.host.kind} ${describeKey(imp.host)} that ${what} now references`,
+            });
+            draft.references.push({
+              direction: 'fromHost',
+              virtual: imp.virtual,
+              host: imp.host,
+              status: 'imported',
+            });
+          }
+        }
+      }
+    }
+    if (!sameContent(copy.object, host)) {
+      mainWrites.push(
+        updateWrite(input.resource, copy.object, host, `update host copy ${hostWhere}`),
+      );
+      reasonCode = 'updated';
+      reason = `host copy ${hostWhere} is updated to match ${what}`;
+    } else {
+      reasonCode = 'in-sync';
+      reason = `host copy ${hostWhere} matches ${what}`;
+    }
+    if (flowedBack.length > 0) {
+      reasonCode = reasonCode === 'updated' ? 'updated' : 'reverse-synced';
+      reason += `; host edits of ${flowedBack.join(', ')} flow back to the virtual object`;
+    }
+  }
+
+  // Referenced copies first, so that an object never points at a host copy that is not there yet.
+  planReferenceCopies(copy.report, lookups, ctx, env, draft);
+  draft.hostWrites.push(...mainWrites);
+  assertOwnedWrites(draft, ctx);
+
+  const status = draft.hostWrites.length + draft.virtualWrites.length > 0 ? 'write' : 'unchanged';
+  if (status === 'write' && reasonCode === 'in-sync') reasonCode = 'references';
+  const notes = draft.notes.length > 0 ? `; ${draft.notes.join('; ')}` : '';
+  return { status, reasonCode, reason: reason + notes };
+}
+
+function skipReason(
+  input: PlanInput,
+  kind: string,
+  section: keyof PlanInput['config']['resources'],
+  ctx: SyncContext,
+): SkipReason | undefined {
+  const key = input.key;
+  if (!input.config.resources[section].enabled) {
+    return {
+      code: 'sync-disabled',
+      message: `sync.toHost.${section}.enabled is false: ${kind} ${describeKey(key)} is not synced`,
+    };
+  }
+  const virtual = input.virtualObject;
+  if (virtual === null) {
+    return {
+      code: 'virtual-missing',
+      message: `${kind} ${describeKey(key)} does not exist in the virtual cluster`,
+    };
+  }
+  const controller = controlledByOf(virtual, ctx);
+  if (controller !== undefined) {
+    return {
+      code: 'controlled-by',
+      message: `${kind} ${describeKey(key)} is controlled by "${controller}" (${ctx.markers.controlledBy}) and is not synced`,
+    };
+  }
+  if (kind === 'Endpoints') return endpointsSkipReason(key, input.service);
+  return undefined;
+}
+
+/**
+ * A host Endpoints object that no virtual cluster marked is taken over only when the host's
+ * endpoints controller made it (it carries that controller's trigger-time annotation): that is
+ * the case of a Service that had a selector and lost it. Anything else may be a user's object.
+ */
+function canTakeOver(host: KubeObject, kind: string, ctx: SyncContext): boolean {
+  if (kind !== 'Endpoints') return false;
+  const labels = host.metadata.labels ?? {};
+  const annotations = host.metadata.annotations ?? {};
+  return (
+    labels[ctx.markers.managedBy] === undefined &&
+    annotations[ctx.markers.objectName] === undefined &&
+    typeof annotations[ENDPOINTS_CONTROLLER_ANNOTATION] === 'string'
+  );
+}
+
+/** The labels/annotations merge patch carrying host-only changes back (virtual keys). */
+function virtualPatch(
+  changes: { labels: string[]; annotations: string[] },
+  reversed: KubeObject,
+  virtual: KubeObject,
+  ctx: SyncContext,
+):
+  | { labels?: Record<string, string | null>; annotations?: Record<string, string | null> }
+  | undefined {
+  const out: {
+    labels?: Record<string, string | null>;
+    annotations?: Record<string, string | null>;
+  } = {};
+  const pick = (map: 'labels' | 'annotations', virtualKey: string) => {
+    const next = reversed.metadata[map]?.[virtualKey];
+    const value = typeof next === 'string' ? next : null;
+    const current = virtual.metadata[map]?.[virtualKey];
+    if ((typeof current === 'string' ? current : null) === value) return;
+    out[map] ??= {};
+    out[map][virtualKey] = value;
+  };
+  for (const hostKey of changes.labels) {
+    const virtualKey = originalLabelKey(hostKey, ctx.identity.name, ctx.identity.markerDomain);
+    if (virtualKey !== undefined) pick('labels', virtualKey);
+  }
+  for (const key of changes.annotations) pick('annotations', key);
+  return out.labels || out.annotations ? out : undefined;
+}
+
+/** Last line of defence: no host write may leave the virtual cluster's own host namespaces. */
+function assertOwnedWrites(draft: PlanDraft, ctx: SyncContext): void {
+  for (const write of draft.hostWrites) {
+    const namespace =
+      write.verb === 'delete' ? write.namespace : (write.object.metadata.namespace ?? '');
+    if (!ownsHostNamespace(namespace, ctx.identity, ctx.config)) {
+      throw new PlanStop({
+        status: 'failed',
+        reasonCode: 'namespace-denied',
+        reason: `refusing to write ${write.resource} in host namespace "${namespace}", which does not belong to virtual cluster "${ctx.identity.name}"`,
+        retryable: false,
+      });
+    }
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The reference translator of the sync (both namespace modes): maps the object a reference
+ * patch names between the two sides, using the referenced objects the caller could read, and
+ * refuses any reference that would reach a host namespace this virtual cluster does not own.
+ */
+import type { KubeObject } from '../kube/object.ts';
+import { describeRef, singleNamespaceReferences } from '../patches/references.ts';
+import {
+  type ObjectRef,
+  ReferenceDeniedError,
+  type ReferenceTranslator,
+} from '../patches/types.ts';
+import type { SyncContext } from './context.ts';
+import { managedState } from './managed.ts';
+import { IMPORT_CONTROLLER } from './markers.ts';
+import {
+  hostKeyOf,
+  isMultiNamespace,
+  ownsHostNamespace,
+  virtualNamespaceOf,
+} from './namespaces.ts';
+import { controlledByOf } from './translate.ts';
+import type { ObjectKey } from './types.ts';
+
+/** The referenced objects each side holds, as far as the caller could read them. */
+export interface ReferenceLookups {
+  virtual: readonly KubeObject[];
+  host: readonly KubeObject[];
+}
+
+/** A {@link ReferenceTranslator} that also remembers every reference it refused. */
+export interface SyncReferenceTranslator extends ReferenceTranslator {
+  readonly denials: ReferenceDeniedError[];
+}
+
+function sameObject(object: KubeObject, kind: string, key: ObjectKey): boolean {
+  return (
+    object.metadata?.name === key.name &&
+    object.metadata?.namespace === key.namespace &&
+    (object.kind === undefined || object.kind === kind)
+  );
+}
+
+/**
+ * The host original of a virtual object imported from the host (see `importFromHost`), or
+ * `undefined` for any other object.
+ */
+export function importedFrom(object: KubeObject, ctx: SyncContext): ObjectKey | undefined {
+  if (controlledByOf(object, ctx) !== IMPORT_CONTROLLER) return undefined;
+  const name = object.metadata.annotations?.[ctx.markers.objectHostName];
+  const namespace = object.metadata.annotations?.[ctx.markers.objectHostNamespace];
+  if (typeof name !== 'string' || typeof namespace !== 'string') return undefined;
+  return { name, namespace };
+}
+
+/** Finds the object of `kind` at `key` in `objects`. */
+export function findObject(
+  objects: readonly KubeObject[],
+  kind: string,
+  key: ObjectKey,
+): KubeObject | undefined {
+  return objects.find((o) => sameObject(o, kind, key));
+}
+
+/**
+ * Builds the translator for one object whose virtual namespace is `virtualNamespace` (where a
+ * host-only object a reference names is imported to, unless its host namespace maps back to
+ * another virtual namespace).
+ *
+ * toHost: a reference to an object imported from the host maps to that host original; any other
+ * to its short `v...` name in the host namespace (single-namespace mode, the rule of
+ * `singleNamespaceReferences`) or to the same name in the mapped namespace (multi-namespace
+ * mode). fromHost: a managed copy maps back to the virtual object it records, a host original to
+ * the virtual object imported from it, anything else keeps its name. Either way the host side
+ * must be in a namespace of this virtual cluster, never a system namespace: otherwise
+ * {@link ReferenceDeniedError}, which is also kept in `denials`.
+ */
+export function syncReferences(
+  ctx: SyncContext,
+  lookups: ReferenceLookups,
+  virtualNamespace: string,
+): SyncReferenceTranslator {
+  const denials: ReferenceDeniedError[] = [];
+  const { identity, config } = ctx;
+  const multi = isMultiNamespace(config);
+
+  const deny = (hostNamespace: string, original: ObjectRef): never => {
+    const error = new ReferenceDeniedError(
+      `reference to ${describeRef(original)} is denied: host namespace ${JSON.stringify(hostNamespace)} ` +
+        `does not belong to virtual cluster ${JSON.stringify(identity.name)} (its host namespace is ` +
+        `${JSON.stringify(identity.hostNamespace)}); point the reference at an object of the virtual cluster`,
+      original,
+    );
+    denials.push(error);
+    throw error;
+  };
+
+  /** The virtual object behind a host reference, from the objects the caller could read. */
+  const lookup = (ref: ObjectRef): ObjectRef | undefined => {
+    const host = findObject(lookups.host, ref.kind, ref);
+    if (host) {
+      const state = managedState(host, ref.kind, ctx);
+      if (state.managed) return { ...ref, ...state.virtualKey };
+    }
+    for (const virtual of lookups.virtual) {
+      if (virtual.kind !== undefined && virtual.kind !== ref.kind) continue;
+      const key = {
+        name: virtual.metadata.name ?? '',
+        namespace: virtual.metadata.namespace ?? '',
+      };
+      const hostKey = importedFrom(virtual, ctx) ?? referenceHostKey(ref.kind, key, ctx);
+      if (hostKey.name === ref.name && hostKey.namespace === ref.namespace)
+        return { ...ref, ...key };
+    }
+    return undefined;
+  };
+
+  const single = singleNamespaceReferences({
+    virtualClusterName: identity.name,
+    hostNamespace: identity.hostNamespace,
+    lookup,
+    importNamespace: virtualNamespace,
+  });
+
+  return {
+    denials,
+    toHost(ref: ObjectRef): ObjectRef {
+      const virtual = findObject(lookups.virtual, ref.kind, ref);
+      const original = virtual ? importedFrom(virtual, ctx) : undefined;
+      const hostRef = original
+        ? { ...ref, ...original }
+        : multi
+          ? { ...ref, ...referenceHostKey(ref.kind, ref, ctx) }
+          : single.toHost(ref);
+      if (!ownsHostNamespace(hostRef.namespace, identity, config)) deny(hostRef.namespace, ref);
+      return hostRef;
+    },
+    fromHost(ref: ObjectRef): ObjectRef {
+      if (!ownsHostNamespace(ref.namespace, identity, config)) deny(ref.namespace, ref);
+      if (!multi) {
+        try {
+          return single.fromHost(ref);
+        } catch (err) {
+          if (err instanceof ReferenceDeniedError) denials.push(err);
+          throw err;
+        }
+      }
+      const known = lookup(ref);
+      if (known) return known;
+      const namespace = virtualNamespaceOf(ref.namespace, identity, config) ?? virtualNamespace;
+      return { ...ref, namespace };
+    },
+  };
+}
+
+/**
+ * The host key of an object a reference names: the short `v...` name in single-namespace mode
+ * (whatever its kind, as the spec says), the same name in the mapped namespace otherwise.
+ */
+export function referenceHostKey(kind: string, key: ObjectKey, ctx: SyncContext): ObjectKey {
+  return hostKeyOf(kind, key, ctx.identity, ctx.config, 'short');
+}

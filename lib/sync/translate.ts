@@ -1,0 +1,225 @@
+/**
+ * Generic translation of a namespaced object between the two sides: the same code translates an
+ * Endpoints, or a Secret or ConfigMap copied for a reference patch. Only the spec step differs
+ * by kind (see `endpoints.ts`).
+ *
+ * toHost runs in two halves around the user's patches: {@link prepareForHost} (metadata reset,
+ * kind-specific spec translation) and {@link finishForHost} (reserved label keys renamed, host
+ * name and namespace, markers). Patches therefore see the object with its virtual name,
+ * namespace and label keys (a reference without a namespace is read in the virtual namespace)
+ * and can never change or fake a marker. fromHost mirrors it: {@link prepareFromHost} strips
+ * markers and restores label keys, the reverse patches run, and the caller reads the result.
+ */
+import type { KubeObject, ObjectMeta } from '../kube/object.ts';
+import { originalLabelKey, translateLabelKey } from '../naming/index.ts';
+import type { SyncContext } from './context.ts';
+import { translateEndpointsSpec } from './endpoints.ts';
+import { cloneJson, isPlainObject, stableStringify } from './json.ts';
+import { resourceByKind } from './kinds.ts';
+import {
+  IMPORT_CONTROLLER,
+  isMarkerAnnotation,
+  LEADER_ANNOTATION,
+  objectKindValue,
+} from './markers.ts';
+import type { ObjectKey } from './types.ts';
+
+/** Kind-specific spec translation, applied in place to a prepared copy. */
+type SpecTranslator = (object: KubeObject, virtualNamespace: string, ctx: SyncContext) => void;
+
+const SPEC_TRANSLATORS: Readonly<Record<string, SpecTranslator>> = {
+  Endpoints: translateEndpointsSpec,
+};
+
+/** The labels and annotations a sync wrote, in host form, without markers. */
+export interface AppliedMetadata {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isPlainObject(value)) return out;
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+/** The apiVersion of `kind` (`v1` for the core kinds), preferring the object's own. */
+function apiVersionFor(object: KubeObject, kind: string): string {
+  if (typeof object.apiVersion === 'string' && object.apiVersion !== '') return object.apiVersion;
+  const row = resourceByKind(kind);
+  if (!row) return 'v1';
+  return row.group === '' ? row.version : `${row.group}/${row.version}`;
+}
+
+/**
+ * First half of toHost: a deep copy of `virtual` with `apiVersion`/`kind` set, metadata reduced
+ * to name, namespace, labels and annotations (uid, resourceVersion, generation, timestamps,
+ * deletion fields, ownerReferences, finalizers, managedFields, generateName and selfLink are
+ * reset), the leader annotation dropped and the kind's spec translated. `status` is not copied.
+ */
+export function prepareForHost(virtual: KubeObject, kind: string, ctx: SyncContext): KubeObject {
+  const out: KubeObject = { apiVersion: apiVersionFor(virtual, kind), kind, metadata: {} };
+  for (const key of Object.keys(virtual)) {
+    if (key === 'metadata' || key === 'apiVersion' || key === 'kind' || key === 'status') continue;
+    const value = virtual[key];
+    if (value !== undefined) out[key] = cloneJson(value);
+  }
+  const meta = virtual.metadata;
+  const metadata: ObjectMeta = { name: meta.name ?? '', namespace: meta.namespace ?? '' };
+  const labels = stringMap(meta.labels);
+  if (Object.keys(labels).length > 0) metadata.labels = labels;
+  const annotations = stringMap(meta.annotations);
+  delete annotations[LEADER_ANNOTATION];
+  if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
+  out.metadata = metadata;
+  SPEC_TRANSLATORS[kind]?.(out, metadata.namespace ?? '', ctx);
+  return out;
+}
+
+/**
+ * Second half of toHost, in place on the patched copy: reserved label keys renamed, marker keys
+ * a patch or the virtual object carried removed, name and namespace set to `hostKey`, then the
+ * markers of SEMANTICS 3.3 and the last-applied record added.
+ */
+export function finishForHost(
+  patched: KubeObject,
+  virtual: KubeObject,
+  kind: string,
+  hostKey: ObjectKey,
+  ctx: SyncContext,
+): KubeObject {
+  const { identity, markers } = ctx;
+  const applied = appliedMetadataOf(patched, ctx, true);
+  const virtualKey = {
+    name: virtual.metadata.name ?? '',
+    namespace: virtual.metadata.namespace ?? '',
+  };
+  const annotations: Record<string, string> = { ...applied.annotations };
+  annotations[markers.objectName] = virtualKey.name;
+  annotations[markers.objectNamespace] = virtualKey.namespace;
+  if (typeof virtual.metadata.uid === 'string')
+    annotations[markers.objectUid] = virtual.metadata.uid;
+  annotations[markers.objectKind] = objectKindValue(apiVersionFor(virtual, kind), kind);
+  annotations[markers.objectHostName] = hostKey.name;
+  annotations[markers.objectHostNamespace] = hostKey.namespace;
+  annotations[markers.managedAnnotations] = Object.keys(applied.annotations).sort().join('\n');
+  annotations[markers.lastApplied] = stableStringify(applied);
+  const labels: Record<string, string> = { ...applied.labels };
+  labels[markers.managedBy] = identity.name;
+  labels[markers.namespace] = virtualKey.namespace;
+  patched.metadata = {
+    ...patched.metadata,
+    name: hostKey.name,
+    namespace: hostKey.namespace,
+    labels,
+    annotations,
+  };
+  return patched;
+}
+
+/**
+ * The non-marker labels and annotations of an object in host form. With `fromVirtualKeys`, the
+ * object's label keys are virtual ones and are renamed first (a patched toHost copy); without,
+ * they are already host keys (a host object).
+ */
+export function appliedMetadataOf(
+  object: KubeObject,
+  ctx: SyncContext,
+  fromVirtualKeys: boolean,
+): AppliedMetadata {
+  const { identity, markers } = ctx;
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(stringMap(object.metadata?.labels))) {
+    if (fromVirtualKeys) {
+      labels[translateLabelKey(key, identity.name, identity.markerDomain)] = value;
+    } else if (originalLabelKey(key, identity.name, identity.markerDomain) !== undefined) {
+      labels[key] = value;
+    }
+  }
+  const annotations: Record<string, string> = {};
+  for (const [key, value] of Object.entries(stringMap(object.metadata?.annotations))) {
+    if (!isMarkerAnnotation(key, markers)) annotations[key] = value;
+  }
+  return { labels, annotations };
+}
+
+/**
+ * The last-applied record of a host copy, or `undefined` when it has none (or an unreadable
+ * one): the copy was then made elsewhere and the virtual side wins every key once.
+ */
+export function lastAppliedOf(host: KubeObject, ctx: SyncContext): AppliedMetadata | undefined {
+  const text = host.metadata.annotations?.[ctx.markers.lastApplied];
+  if (typeof text !== 'string') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isPlainObject(parsed)) return undefined;
+    return { labels: stringMap(parsed['labels']), annotations: stringMap(parsed['annotations']) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * First half of fromHost: a copy of `host` whose metadata holds only its name, namespace, and
+ * its non-marker labels (keys restored to their virtual form) and annotations. The reverse
+ * patches run on it next.
+ */
+export function prepareFromHost(host: KubeObject, ctx: SyncContext): KubeObject {
+  const { identity } = ctx;
+  const out = cloneJson(host);
+  const applied = appliedMetadataOf(host, ctx, false);
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(applied.labels)) {
+    const original = originalLabelKey(key, identity.name, identity.markerDomain);
+    if (original !== undefined) labels[original] = value;
+  }
+  out.metadata = {
+    name: host.metadata.name ?? '',
+    namespace: host.metadata.namespace ?? '',
+    labels,
+    annotations: applied.annotations,
+  };
+  return out;
+}
+
+/**
+ * The virtual object to create for a host object that a reference names and that exists only
+ * on the host: its content under the virtual key, metadata reset, marked with
+ * `<domain>/controlled-by` (so it is never copied back) and the host original's name and
+ * namespace (so references to it translate back to the original).
+ */
+export function importFromHost(
+  host: KubeObject,
+  kind: string,
+  virtualKey: ObjectKey,
+  ctx: SyncContext,
+): KubeObject {
+  const { markers } = ctx;
+  const out: KubeObject = { apiVersion: apiVersionFor(host, kind), kind, metadata: {} };
+  for (const key of Object.keys(host)) {
+    if (key === 'metadata' || key === 'apiVersion' || key === 'kind' || key === 'status') continue;
+    const value = host[key];
+    if (value !== undefined) out[key] = cloneJson(value);
+  }
+  const labels = stringMap(host.metadata.labels);
+  labels[markers.controlledBy] = IMPORT_CONTROLLER;
+  const annotations: Record<string, string> = {};
+  for (const [key, value] of Object.entries(stringMap(host.metadata.annotations))) {
+    if (!isMarkerAnnotation(key, markers)) annotations[key] = value;
+  }
+  annotations[markers.objectHostName] = host.metadata.name ?? '';
+  annotations[markers.objectHostNamespace] = host.metadata.namespace ?? '';
+  out.metadata = { name: virtualKey.name, namespace: virtualKey.namespace, labels, annotations };
+  return out;
+}
+
+/** The `<domain>/controlled-by` value of a virtual object (label or annotation), if any. */
+export function controlledByOf(object: KubeObject, ctx: SyncContext): string | undefined {
+  const key = ctx.markers.controlledBy;
+  const label = object.metadata.labels?.[key];
+  if (typeof label === 'string' && label !== '') return label;
+  const annotation = object.metadata.annotations?.[key];
+  if (typeof annotation === 'string' && annotation !== '') return annotation;
+  return undefined;
+}
