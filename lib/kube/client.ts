@@ -356,7 +356,8 @@ export class KubeClient {
   }
 
   /**
-   * Creates an object (namespace from `options.namespace` or `metadata.namespace`). A create
+   * Creates an object (namespace from `options.namespace` or `metadata.namespace`;
+   * `metadata.resourceVersion` is dropped, as the server refuses it on create). A create
    * with a fixed name is retried on server failures: if the first attempt did land and only its
    * answer was lost, the retry rejects with {@link AlreadyExistsError}, so callers re-read. A
    * `generateName` create is retried only when it certainly was not processed.
@@ -377,7 +378,7 @@ export class KubeClient {
         method: 'POST',
         path: resourcePath(resource, namespace),
         query: this.#writeQuery(options),
-        body: JSON.stringify(withTypeMeta(resource, object)),
+        body: JSON.stringify(forCreate(withTypeMeta(resource, object))),
       },
       safety: name ? 'idempotent' : 'unsafe',
       timeoutMs: options.timeoutMs,
@@ -689,6 +690,16 @@ function requireName(verb: KubeVerb, resource: ResourceType, name: string): void
   if (typeof name !== 'string' || name === '') {
     throw new TypeError(`${verb} ${resource.plural}: an object name is required.`);
   }
+}
+
+/**
+ * The API server refuses (500) a create whose object carries `metadata.resourceVersion`; objects
+ * read elsewhere (another cluster, a previous read) often do, so it is dropped.
+ */
+function forCreate<T extends KubeObject>(object: T): T {
+  if (object.metadata?.resourceVersion === undefined) return object;
+  const { resourceVersion: _dropped, ...metadata } = object.metadata;
+  return { ...object, metadata };
 }
 
 function withTypeMeta<T extends KubeObject>(resource: ResourceType, object: T): T {

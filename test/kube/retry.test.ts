@@ -133,7 +133,7 @@ describe('retries under injected faults (scripted server)', () => {
     const got = await client.get(RESOURCES.endpoints, 'db', { namespace: 'ns' });
     expect(got.metadata.name).toBe('db');
     expect(retries[0]?.error).toBeInstanceOf(ConnectionError);
-    expect((retries[0]?.error as ConnectionError).errorCode).toBe('ECONNRESET');
+    expect((retries[0]!.error as ConnectionError).errorCode).toBe('ECONNRESET');
   });
 
   it('retries a create with a fixed name; a lost first answer surfaces as AlreadyExists', async () => {
