@@ -1,0 +1,22 @@
+/**
+ * A faithful emulator of the parts of the Kubernetes API this project uses. See docs/emulator.md.
+ */
+export { type ClusterOptions, type EmulatedCluster, startCluster } from './cluster.ts';
+export {
+  type FieldError,
+  type StatusBody,
+  type StatusCause,
+  type StatusDetails,
+  StatusError,
+} from './errors.ts';
+export { FaultInjector, type FaultRule, type Verb } from './faults.ts';
+export { buildKubeconfig } from './kubeconfig.ts';
+export type { PatchType } from './patch.ts';
+export { RESOURCES, type ResourceType } from './resources.ts';
+export {
+  ClusterStore,
+  type DeleteOptions,
+  type Preconditions,
+  type StoredEvent,
+  type WriteOptions,
+} from './store.ts';

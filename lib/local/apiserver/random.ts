@@ -1,0 +1,34 @@
+/**
+ * A small seeded PRNG (mulberry32). The emulator draws UIDs, generated-name suffixes and fault
+ * decisions from it, so one seed replays one run exactly.
+ */
+
+/** Returns a generator of floats in [0, 1) determined by `seed`. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A version-4-shaped UUID drawn from `rand`. */
+export function randomUid(rand: () => number): string {
+  const hex = (n: number) =>
+    Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join('');
+  const variant = (8 + Math.floor(rand() * 4)).toString(16);
+  return `${hex(8)}-${hex(4)}-4${hex(3)}-${variant}${hex(3)}-${hex(12)}`;
+}
+
+// The alphabet of apiserver's SimpleNameGenerator: no vowels, no confusable characters.
+const suffixAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** The 5-character random suffix `generateName` appends. */
+export function nameSuffix(rand: () => number): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += suffixAlphabet[Math.floor(rand() * suffixAlphabet.length)];
+  return s;
+}

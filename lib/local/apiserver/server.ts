@@ -1,0 +1,569 @@
+/**
+ * The HTTP face of an emulated cluster: routes kube-apiserver paths to the store, parses query
+ * parameters and bodies, answers every failure with a `Status`, serves discovery and health, and
+ * streams watches. Never throws out of a request: any bad input becomes an error response.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { decodeJson, decodeObjectBody, mediaType, readBody } from './body.ts';
+import { apiGroup, apiGroupList, apiVersions, resourceList, versionInfo } from './discovery.ts';
+import {
+  badRequest,
+  fieldErr,
+  invalid,
+  methodNotAllowed,
+  pathNotFound,
+  type StatusError,
+  toStatusError,
+  unsupportedMediaType,
+} from './errors.ts';
+import type { FaultInjector, Verb } from './faults.ts';
+import { PATCH_TYPES, type PatchType } from './patch.ts';
+import { type ResourceType, resourceAt } from './resources.ts';
+import {
+  type FieldSelector,
+  type LabelSelector,
+  parseFieldSelector,
+  parseLabelSelector,
+  SelectorError,
+} from './selectors.ts';
+import type {
+  ClusterStore,
+  FieldValidation,
+  ListOptions,
+  Preconditions,
+  WriteOptions,
+} from './store.ts';
+import { WatchStream } from './watch-stream.ts';
+
+type Obj = Record<string, unknown>;
+
+/** Settings the HTTP layer needs from the cluster. */
+export interface ServerContext {
+  store: ClusterStore;
+  faults: FaultInjector;
+  maxBodyBytes: number;
+  bookmarkIntervalMs: number;
+  /** `host:port`, for `/api`'s serverAddressByClientCIDRs. */
+  address: () => string;
+  /** Open watches, for closing/dropping/expiring them. */
+  watches: Set<WatchStream>;
+}
+
+const endpointsWarning =
+  '299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"';
+
+interface Route {
+  r: ResourceType;
+  namespace: string | undefined;
+  name: string | undefined;
+  subresource: string | undefined;
+  watchPrefix: boolean;
+}
+
+function sendJson(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    'Content-Length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function sendStatus(
+  res: ServerResponse,
+  err: StatusError,
+  headers: Record<string, string | string[]> = {},
+): void {
+  sendJson(res, err.code, err.status, { ...headers, ...err.headers });
+}
+
+/** Splits `/api/v1/...` or `/apis/g/v/...` into a route, or undefined if it is not a resource path. */
+function route(segments: string[]): Route | 'notfound' | undefined {
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (segments[0] === 'api' && segments.length >= 2) {
+    group = '';
+    version = segments[1]!;
+    rest = segments.slice(2);
+  } else if (segments[0] === 'apis' && segments.length >= 3) {
+    group = segments[1]!;
+    version = segments[2]!;
+    rest = segments.slice(3);
+  } else {
+    return undefined;
+  }
+  if (rest.length === 0) return undefined;
+  let watchPrefix = false;
+  if (rest[0] === 'watch') {
+    watchPrefix = true;
+    rest = rest.slice(1);
+  }
+  const at = (name: string | undefined) =>
+    name === undefined ? undefined : resourceAt(group, version, name);
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    const nsResource = at(rest[2]);
+    if (nsResource?.namespaced) {
+      if (rest.length > 5) return 'notfound';
+      return {
+        r: nsResource,
+        namespace: rest[1],
+        name: rest[3],
+        subresource: rest[4],
+        watchPrefix,
+      };
+    }
+  }
+  const r = at(rest[0]);
+  if (!r) return 'notfound';
+  if (rest.length > 3) return 'notfound';
+  if (r.namespaced && rest.length > 1) return 'notfound';
+  return { r, namespace: undefined, name: rest[1], subresource: rest[2], watchPrefix };
+}
+
+function flag(q: URLSearchParams, name: string): boolean | undefined {
+  const v = q.get(name);
+  if (v === null) return undefined;
+  return v === 'true' || v === '1';
+}
+
+function selectors(
+  q: URLSearchParams,
+  r: ResourceType,
+): { label?: LabelSelector; field?: FieldSelector } {
+  try {
+    const out: { label?: LabelSelector; field?: FieldSelector } = {};
+    const ls = q.get('labelSelector');
+    if (ls) out.label = parseLabelSelector(ls);
+    const fs = q.get('fieldSelector');
+    if (fs) out.field = parseFieldSelector(fs, r);
+    return out;
+  } catch (err) {
+    if (err instanceof SelectorError) throw badRequest(err.message);
+    throw err;
+  }
+}
+
+function dryRun(q: URLSearchParams, kind: string): boolean {
+  const values = q.getAll('dryRun');
+  if (values.length === 0) return false;
+  for (const v of values) {
+    if (v !== 'All') {
+      throw invalid({ group: 'meta.k8s.io', kind }, '', [
+        fieldErr.notSupported('dryRun', v, ['All']),
+      ]);
+    }
+  }
+  return true;
+}
+
+function fieldValidation(q: URLSearchParams): FieldValidation | undefined {
+  const v = q.get('fieldValidation');
+  if (v === null || v === '') return undefined;
+  if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
+  throw badRequest(`fieldValidation parameter unsupported: ${v}`);
+}
+
+function verbOf(method: string, route: Route, watch: boolean): Verb {
+  if (method === 'GET') return watch ? 'watch' : route.name ? 'get' : 'list';
+  if (method === 'POST') return 'create';
+  if (method === 'PUT') return 'update';
+  if (method === 'PATCH') return 'patch';
+  return 'delete';
+}
+
+/** Builds the request handler of one emulated cluster. */
+export function createHandler(
+  ctx: ServerContext,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    res.setHeader('Audit-Id', randomUUID());
+    handle(ctx, req, res).catch((err: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      sendStatus(res, toStatusError(err));
+    });
+  };
+}
+
+async function handle(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://emulator');
+  const segments = url.pathname
+    .split('/')
+    .filter((s) => s !== '')
+    .map(decodeURIComponent);
+  const method = req.method ?? 'GET';
+  const p = url.pathname.replace(/\/+$/, '') || '/';
+
+  if (
+    p === '/healthz' ||
+    p === '/livez' ||
+    p === '/readyz' ||
+    p.startsWith('/healthz/') ||
+    p.startsWith('/livez/') ||
+    p.startsWith('/readyz/')
+  ) {
+    res.writeHead(200, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    res.end('ok');
+    return;
+  }
+  if (method === 'GET') {
+    if (p === '/version') return sendJson(res, 200, versionInfo());
+    if (p === '/api') return sendJson(res, 200, apiVersions(ctx.address()));
+    if (p === '/apis') return sendJson(res, 200, apiGroupList());
+    if (segments[0] === 'api' && segments.length === 2) {
+      const doc = resourceList('', segments[1]!);
+      return doc ? sendJson(res, 200, doc) : sendStatus(res, pathNotFound());
+    }
+    if (segments[0] === 'apis' && segments.length === 2) {
+      const doc = apiGroup(segments[1]!);
+      return doc ? sendJson(res, 200, doc) : sendStatus(res, pathNotFound());
+    }
+    if (segments[0] === 'apis' && segments.length === 3) {
+      const doc = resourceList(segments[1]!, segments[2]!);
+      return doc ? sendJson(res, 200, doc) : sendStatus(res, pathNotFound());
+    }
+  }
+  const rt = route(segments);
+  if (rt === undefined || rt === 'notfound') {
+    // Drain any body so the connection stays usable.
+    req.resume();
+    return sendStatus(res, pathNotFound());
+  }
+  const warnings: string[] = [];
+  if (rt.r.name === 'endpoints' && rt.r.group === '') warnings.push(endpointsWarning);
+  const headers = (): Record<string, string | string[]> =>
+    warnings.length > 0
+      ? { Warning: warnings.map((w) => (w.startsWith('299 ') ? w : `299 - ${JSON.stringify(w)}`)) }
+      : {};
+  try {
+    await serveResource(ctx, req, res, url.searchParams, method, rt, warnings, headers);
+  } catch (err) {
+    if (res.headersSent) throw err;
+    req.resume();
+    sendStatus(res, toStatusError(err), headers());
+  }
+}
+
+async function serveResource(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  q: URLSearchParams,
+  method: string,
+  rt: Route,
+  warnings: string[],
+  headers: () => Record<string, string | string[]>,
+): Promise<void> {
+  const { r, namespace, name, subresource } = rt;
+  const store = ctx.store;
+  const watch = rt.watchPrefix || flag(q, 'watch') === true;
+  if (subresource !== undefined && !r.subresources.includes(subresource)) throw pathNotFound();
+  const allowed = name
+    ? subresource
+      ? ['GET', 'PUT', 'PATCH']
+      : ['GET', 'PUT', 'PATCH', 'DELETE']
+    : ['GET', 'POST', 'DELETE'];
+  if (!allowed.includes(method)) throw methodNotAllowed();
+  if (!name && method === 'POST' && r.namespaced && namespace === undefined)
+    throw methodNotAllowed();
+  if (!name && method === 'DELETE' && !r.verbs.includes('deletecollection'))
+    throw methodNotAllowed();
+
+  const decision = ctx.faults.decide(verbOf(method, rt, watch), r.name, namespace, name ?? '');
+  if (decision.latencyMs > 0) await new Promise((ok) => setTimeout(ok, decision.latencyMs));
+  if (decision.error) throw decision.error;
+
+  if (method === 'GET') {
+    if (watch) return startWatch(ctx, res, q, rt, headers);
+    if (name)
+      return sendJson(
+        res,
+        200,
+        store.withTypeMeta(r, getStored(store, r, namespace, name)),
+        headers(),
+      );
+    return list(ctx, res, q, rt, headers);
+  }
+  const opts: WriteOptions = { warnings };
+  if (subresource) opts.subresource = subresource;
+  const fv = fieldValidation(q);
+  if (fv) opts.fieldValidation = fv;
+
+  if (method === 'POST') {
+    if (dryRun(q, 'CreateOptions')) opts.dryRun = true;
+    const body = decodeObjectBody(await readBody(req, ctx.maxBodyBytes), mediaType(req), r.kind);
+    const obj = store.createObject(r, namespace, body, opts);
+    return sendJson(res, 201, store.withTypeMeta(r, obj), headers());
+  }
+  if (method === 'PUT') {
+    if (dryRun(q, 'UpdateOptions')) opts.dryRun = true;
+    const body = decodeObjectBody(await readBody(req, ctx.maxBodyBytes), mediaType(req), r.kind);
+    const { object, created } = store.updateObject(r, namespace, name!, body, opts);
+    return sendJson(res, created ? 201 : 200, store.withTypeMeta(r, object), headers());
+  }
+  if (method === 'PATCH') {
+    const type = mediaType(req);
+    if (!(PATCH_TYPES as readonly string[]).includes(type)) {
+      req.resume();
+      throw unsupportedMediaType([...PATCH_TYPES]);
+    }
+    if (dryRun(q, 'PatchOptions')) opts.dryRun = true;
+    const patch = decodeJson(await readBody(req, ctx.maxBodyBytes), 'patch');
+    const obj = store.patchObject(r, namespace, name!, type as PatchType, patch, opts);
+    return sendJson(res, 200, store.withTypeMeta(r, obj), headers());
+  }
+  // DELETE
+  const raw = await readBody(req, ctx.maxBodyBytes);
+  const deleteOpts = parseDeleteOptions(raw, q);
+  if (name) {
+    const obj = store.deleteObject(r, namespace, name, deleteOpts);
+    return sendJson(res, 200, store.withTypeMeta(r, obj), headers());
+  }
+  const sel = selectors(q, r);
+  const deleted = store.deleteCollectionObjects(r, namespace, {
+    ...deleteOpts,
+    ...(sel.label ? { labelSelector: sel.label } : {}),
+    ...(sel.field ? { fieldSelector: sel.field } : {}),
+  });
+  return sendJson(
+    res,
+    200,
+    {
+      kind: `${r.kind}List`,
+      apiVersion: store.withTypeMeta(r, {}).apiVersion,
+      metadata: { resourceVersion: store.resourceVersion() },
+      items: deleted,
+    },
+    headers(),
+  );
+}
+
+function getStored(
+  store: ClusterStore,
+  r: ResourceType,
+  namespace: string | undefined,
+  name: string,
+): Obj {
+  const o = store.peek(r.name, namespace, name);
+  if (!o) store.get(r.name, namespace, name);
+  return o!;
+}
+
+function parseDeleteOptions(
+  raw: Buffer,
+  q: URLSearchParams,
+): { dryRun?: boolean; preconditions?: Preconditions } {
+  const out: { dryRun?: boolean; preconditions?: Preconditions } = {};
+  if (dryRun(q, 'DeleteOptions')) out.dryRun = true;
+  const policies = ['Orphan', 'Background', 'Foreground'];
+  const checkPolicy = (p: unknown) => {
+    if (p !== undefined && p !== null && !policies.includes(String(p))) {
+      throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
+        fieldErr.notSupported('propagationPolicy', p, policies),
+      ]);
+    }
+  };
+  checkPolicy(q.get('propagationPolicy') ?? undefined);
+  if (raw.length > 0) {
+    const body = decodeJson(raw, 'DeleteOptions');
+    if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+      const b = body as Obj;
+      checkPolicy(b.propagationPolicy);
+      if (Array.isArray(b.dryRun)) {
+        for (const v of b.dryRun) {
+          if (v !== 'All')
+            throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
+              fieldErr.notSupported('dryRun', v, ['All']),
+            ]);
+        }
+        if (b.dryRun.length > 0) out.dryRun = true;
+      }
+      const pre = b.preconditions as Obj | undefined | null;
+      if (pre && typeof pre === 'object') {
+        const p: Preconditions = {};
+        if (typeof pre.uid === 'string') p.uid = pre.uid;
+        if (typeof pre.resourceVersion === 'string') p.resourceVersion = pre.resourceVersion;
+        out.preconditions = p;
+      }
+    } else {
+      throw badRequest('error decoding DeleteOptions: expected an object');
+    }
+  }
+  return out;
+}
+
+function listOptionsError(errs: ReturnType<typeof fieldErr.forbidden>[]): StatusError {
+  return invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', errs);
+}
+
+function list(
+  ctx: ServerContext,
+  res: ServerResponse,
+  q: URLSearchParams,
+  rt: Route,
+  headers: () => Record<string, string | string[]>,
+): void {
+  const { r, namespace } = rt;
+  const sel = selectors(q, rt.r);
+  const opts: ListOptions = {};
+  if (sel.label) opts.labelSelector = sel.label;
+  if (sel.field) opts.fieldSelector = sel.field;
+  const limit = q.get('limit');
+  if (limit !== null && limit !== '') {
+    if (!/^-?\d+$/.test(limit))
+      throw badRequest(`limit: Invalid value: "${limit}": must be an integer`);
+    opts.limit = Number(limit);
+  }
+  const cont = q.get('continue');
+  if (cont) opts.continue = cont;
+  const rv = q.get('resourceVersion');
+  if (rv !== null) opts.resourceVersion = rv;
+  const match = q.get('resourceVersionMatch');
+  const errs = [];
+  if (match) {
+    if (!rv)
+      errs.push(
+        fieldErr.forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden unless resourceVersion is provided',
+        ),
+      );
+    if (cont)
+      errs.push(
+        fieldErr.forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden when continue is provided',
+        ),
+      );
+    if (match !== 'Exact' && match !== 'NotOlderThan')
+      errs.push(
+        fieldErr.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']),
+      );
+    if (match === 'Exact' && rv === '0')
+      errs.push(
+        fieldErr.forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+        ),
+      );
+    opts.resourceVersionMatch = match;
+  }
+  if (q.get('sendInitialEvents') !== null)
+    errs.push(fieldErr.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  if (errs.length > 0) throw listOptionsError(errs);
+  if (cont && rv && rv !== '0') {
+    throw badRequest('specifying resource version is not allowed when using continue');
+  }
+  const result = ctx.store.listAt(r, namespace, opts);
+  const metadata: Obj = { resourceVersion: result.resourceVersion };
+  if (result.continue) metadata.continue = result.continue;
+  if (result.remainingItemCount !== undefined)
+    metadata.remainingItemCount = result.remainingItemCount;
+  sendJson(
+    res,
+    200,
+    {
+      kind: `${r.kind}List`,
+      apiVersion: ctx.store.withTypeMeta(r, {}).apiVersion,
+      metadata,
+      items: result.items,
+    },
+    headers(),
+  );
+}
+
+function startWatch(
+  ctx: ServerContext,
+  res: ServerResponse,
+  q: URLSearchParams,
+  rt: Route,
+  headers: () => Record<string, string | string[]>,
+): void {
+  const { r, namespace, name } = rt;
+  const sel = selectors(q, r);
+  let field = sel.field;
+  if (name) field = parseFieldSelector(`metadata.name=${name}`, r);
+  const rv = q.get('resourceVersion') ?? '';
+  const match = q.get('resourceVersionMatch');
+  const sendInitial = flag(q, 'sendInitialEvents');
+  const allowBookmarks = flag(q, 'allowWatchBookmarks') === true;
+  const errs = [];
+  if (sendInitial !== undefined && match !== 'NotOlderThan') {
+    errs.push(
+      fieldErr.forbidden(
+        'resourceVersionMatch',
+        'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+      ),
+    );
+  }
+  if (match) {
+    if (sendInitial === undefined)
+      errs.push(
+        fieldErr.forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        ),
+      );
+    if (match !== 'NotOlderThan')
+      errs.push(fieldErr.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+  }
+  if (errs.length > 0) throw listOptionsError(errs);
+  let from: 'now' | 'initial' | number;
+  if (sendInitial === true) from = 'initial';
+  else if (rv === '' || rv === '0') from = sendInitial === false ? 'now' : 'initial';
+  else {
+    if (!/^\d+$/.test(rv))
+      throw badRequest(
+        `invalid resource version: strconv.ParseUint: parsing "${rv}": invalid syntax`,
+      );
+    from = Number(rv);
+  }
+  const ts = q.get('timeoutSeconds');
+  let timeoutSeconds: number | undefined;
+  if (ts !== null && ts !== '') {
+    if (!/^\d+$/.test(ts))
+      throw badRequest(`timeoutSeconds: Invalid value: "${ts}": must be an integer`);
+    timeoutSeconds = Number(ts);
+  }
+  for (const [k, v] of Object.entries(headers())) res.setHeader(k, v);
+  const stream = new WatchStream(
+    res,
+    ctx.store,
+    r,
+    {
+      allowBookmarks,
+      bookmarkIntervalMs: ctx.bookmarkIntervalMs,
+      timeoutSeconds,
+      initialEventsEnd: sendInitial === true,
+    },
+    (w) => ctx.watches.delete(w),
+  );
+  ctx.watches.add(stream);
+  try {
+    stream.start(() =>
+      ctx.store.watch(r, namespace, sel.label, field, from, {
+        event: (type, object, ev) => stream.send(type, object, ev),
+      }),
+    );
+  } catch (err) {
+    stream.fail(toStatusError(err).status);
+  }
+}

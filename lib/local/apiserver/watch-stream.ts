@@ -1,0 +1,134 @@
+/**
+ * One open watch over HTTP: newline-delimited JSON events on a chunked 200 response, periodic
+ * bookmarks, `timeoutSeconds`, and the ways a watch ends (client gone, timeout, cluster closed,
+ * dropped or expired by fault injection).
+ */
+import type { ServerResponse } from 'node:http';
+import { expired, type StatusBody } from './errors.ts';
+import type { ResourceType } from './resources.ts';
+import type { ClusterStore, EventType, StoredEvent } from './store.ts';
+
+type Obj = Record<string, unknown>;
+
+/** Watch parameters after validation. */
+export interface WatchParams {
+  allowBookmarks: boolean;
+  bookmarkIntervalMs: number;
+  timeoutSeconds: number | undefined;
+  /** Send the `k8s.io/initial-events-end` bookmark after the initial ADDED events. */
+  initialEventsEnd: boolean;
+}
+
+/** The serialized line of an event, shared by every unfiltered watcher of it. */
+const lineCache = new WeakMap<StoredEvent, string>();
+
+/** An open watch response. */
+export class WatchStream {
+  readonly #res: ServerResponse;
+  readonly #store: ClusterStore;
+  readonly #r: ResourceType;
+  readonly #params: WatchParams;
+  readonly #onEnd: (w: WatchStream) => void;
+  #unsubscribe: (() => void) | undefined;
+  #timers: NodeJS.Timeout[] = [];
+  #ended = false;
+
+  constructor(
+    res: ServerResponse,
+    store: ClusterStore,
+    r: ResourceType,
+    params: WatchParams,
+    onEnd: (w: WatchStream) => void,
+  ) {
+    this.#res = res;
+    this.#store = store;
+    this.#r = r;
+    this.#params = params;
+    this.#onEnd = onEnd;
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-cache, private',
+    });
+    res.flushHeaders();
+    res.on('close', () => this.#finish());
+  }
+
+  /** Starts delivering: `subscribe` registers with the store and may replay events first. */
+  start(subscribe: () => () => void): void {
+    this.#unsubscribe = subscribe();
+    if (this.#params.initialEventsEnd && this.#params.allowBookmarks) this.#bookmark(true);
+    if (this.#params.allowBookmarks && this.#params.bookmarkIntervalMs > 0) {
+      const t = setInterval(() => this.#bookmark(false), this.#params.bookmarkIntervalMs);
+      t.unref();
+      this.#timers.push(t);
+    }
+    if (this.#params.timeoutSeconds !== undefined) {
+      const t = setTimeout(() => this.end(), this.#params.timeoutSeconds * 1000);
+      t.unref();
+      this.#timers.push(t);
+    }
+  }
+
+  /** Sends one event (called by the store's dispatch, synchronously with the write). */
+  send(type: EventType, object: Obj, ev: StoredEvent | undefined): void {
+    if (this.#ended) return;
+    if (ev && ev.type === type && ev.object === object) {
+      let line = lineCache.get(ev);
+      if (line === undefined) {
+        line = `${JSON.stringify({ type, object: this.#store.withTypeMeta(this.#r, object) })}\n`;
+        lineCache.set(ev, line);
+      }
+      this.#res.write(line);
+      return;
+    }
+    this.#res.write(
+      `${JSON.stringify({ type, object: this.#store.withTypeMeta(this.#r, object) })}\n`,
+    );
+  }
+
+  #bookmark(initialEnd: boolean): void {
+    if (this.#ended) return;
+    const metadata: Obj = { resourceVersion: this.#store.resourceVersion() };
+    if (initialEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+    this.#res.write(
+      `${JSON.stringify({ type: 'BOOKMARK', object: { kind: this.#r.kind, apiVersion: this.#store.withTypeMeta(this.#r, {}).apiVersion, metadata } })}\n`,
+    );
+  }
+
+  /** Sends an ERROR event with `status` and ends the stream. */
+  fail(status: StatusBody): void {
+    if (this.#ended) return;
+    this.#res.write(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+    this.end();
+  }
+
+  /** Ends the stream cleanly (the terminating chunk is sent). */
+  end(): void {
+    if (this.#ended) return;
+    this.#finish();
+    this.#res.end();
+  }
+
+  /** Ends the stream abruptly: the socket is destroyed without a terminating chunk. */
+  drop(): void {
+    if (this.#ended) return;
+    this.#finish();
+    this.#res.socket?.destroy();
+    this.#res.destroy();
+  }
+
+  /** Ends the stream with a 410 Expired ERROR event. */
+  expire(): void {
+    const rv = this.#store.resourceVersion();
+    this.fail(expired(`too old resource version: ${rv} (${rv})`).status);
+  }
+
+  #finish(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers = [];
+    this.#unsubscribe?.();
+    this.#onEnd(this);
+  }
+}
