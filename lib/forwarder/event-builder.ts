@@ -1,0 +1,60 @@
+/**
+ * Building the event for a batch from the informer caches at send time, so the event carries
+ * the latest state of each key (level-based), not the state at the time of the trigger.
+ */
+import type { EventItem, SyncEvent } from '../contract/event.ts';
+import type { KubeObject } from '../kube/object.ts';
+import type { VirtualClusterIdentity } from '../sync/types.ts';
+import type { QueueItem } from './queue.ts';
+import { parseKeyString } from './reference-index.ts';
+import type { Trigger } from './trigger.ts';
+
+/** Read access to the caches the event needs. */
+export interface EventSources {
+  /** The virtual Endpoints with key `namespace/name`. */
+  endpoints(key: string): KubeObject | undefined;
+  /** The virtual Service with key `namespace/name`. */
+  service(key: string): KubeObject | undefined;
+  /** The virtual objects the Endpoints with this key may reference (present ones only). */
+  references(key: string): KubeObject[];
+}
+
+/** The resource every event item is about today (kept as data: EndpointSlices may follow). */
+export const ITEM_RESOURCE = 'endpoints';
+
+/**
+ * Builds one event for `items`. Item ids are `<prefix>-<index>`, unique within the event, so
+ * each result can be paired with its queue item.
+ */
+export function buildEvent(
+  items: readonly QueueItem<Trigger>[],
+  sources: EventSources,
+  identity: VirtualClusterIdentity,
+  options: { configUri?: string; idPrefix: string },
+): SyncEvent {
+  const eventItems: EventItem[] = items.map((item, index) => {
+    const references = sources.references(item.key);
+    const out: EventItem = {
+      id: `${options.idPrefix}-${index}`,
+      direction: item.trigger.direction,
+      resource: ITEM_RESOURCE,
+      key: parseKeyString(item.key),
+      virtualObject: sources.endpoints(item.key) ?? null,
+      service: sources.service(item.key) ?? null,
+      enqueuedAt: item.trigger.enqueuedAt,
+    };
+    if (references.length > 0) out.references = references;
+    return out;
+  });
+  const event: SyncEvent = {
+    version: 1,
+    virtualCluster: {
+      name: identity.name,
+      namespace: identity.hostNamespace,
+      markerDomain: identity.markerDomain,
+    },
+    items: eventItems,
+  };
+  if (options.configUri) event.config = options.configUri;
+  return event;
+}

@@ -1,0 +1,28 @@
+/**
+ * What the queue keeps per key: why the key needs work. Triggers of one key coalesce, so this is
+ * all the queue ever stores per object, however many events arrive.
+ */
+import type { EventDirection } from '../contract/event.ts';
+
+/** Why a key is queued. */
+export interface Trigger {
+  /** `toHost` for virtual-side changes and resyncs, `fromHost` for changes of the host copy. */
+  direction: EventDirection;
+  /** When the first of the coalesced triggers arrived (ms since the epoch). */
+  enqueuedAt: number;
+  /** The latest cause, for logs: `endpoints`, `service`, `reference`, `host`, `resync`, ... */
+  cause: string;
+  /** Send this key in an invocation of its own (set after a whole invocation failed). */
+  solo?: boolean;
+}
+
+/** Latest direction and cause win; the earliest arrival time and any `solo` are kept. */
+export function mergeTriggers(waiting: Trigger, incoming: Trigger): Trigger {
+  const merged: Trigger = {
+    direction: incoming.direction,
+    enqueuedAt: Math.min(waiting.enqueuedAt, incoming.enqueuedAt),
+    cause: incoming.cause,
+  };
+  if (waiting.solo || incoming.solo) merged.solo = true;
+  return merged;
+}
