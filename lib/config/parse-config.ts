@@ -3,7 +3,15 @@
  * every rule of SEMANTICS 2 checked, every finding collected, defaults merged. Pure and
  * synchronous, so the CLI, the functions and the tests all get the same answer.
  */
-import { isMap, LineCounter, parseDocument, type YAMLError } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isScalar,
+  LineCounter,
+  parseDocument,
+  visit,
+  type YAMLError,
+} from 'yaml';
 import { checkAliases } from './aliases.ts';
 import { mergeDefaults } from './defaults.ts';
 import { type Diagnostic, hasErrors } from './diagnostic.ts';
@@ -58,8 +66,8 @@ function parse(
     keepSourceTokens: false,
   });
   for (const warning of doc.warnings)
-    reporter.warning(warning.pos[0], '', yamlMessage(warning, text));
-  for (const error of doc.errors) reporter.error(error.pos[0], '', yamlMessage(error, text));
+    reporter.warning(warning.pos[0], '', yamlMessage(warning, doc));
+  for (const error of doc.errors) reporter.error(error.pos[0], '', yamlMessage(error, doc));
   // After a syntax error the tree is a guess; checking it would only add noise. Duplicate keys
   // leave a sound tree, so the rules still run and every error is reported at once.
   if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return { diagnostics: sorted(reporter) };
@@ -104,14 +112,30 @@ function sorted(reporter: Reporter): Diagnostic[] {
  * The YAML library's message, in this project's words where the library's would puzzle a user,
  * and without the library's own position suffix (the diagnostic has one).
  */
-function yamlMessage(error: YAMLError, text: string): string {
+function yamlMessage(error: YAMLError, doc: Document.Parsed): string {
   if (error.code === 'DUPLICATE_KEY') {
-    const key = text.slice(error.pos[0], error.pos[1]);
-    return `duplicate key ${JSON.stringify(key)}: a key may appear only once in a mapping; remove one or merge them`;
+    const key = keyAt(doc, error.pos[0]);
+    const name = key === undefined ? '' : ` ${JSON.stringify(key)}`;
+    return `duplicate key${name}: a key may appear only once in a mapping; remove one or merge them`;
   }
   if (error.code === 'MULTIPLE_DOCS') {
     return 'the file holds more than one YAML document (a "---" line between them); a configuration is one document, merge them';
   }
   const first = error.message.split('\n')[0] ?? error.message;
   return `YAML syntax: ${first.replace(/ at line \d+, column \d+:?$/, '')}`;
+}
+
+/** The text of the mapping key that starts at `offset`, if one does. */
+function keyAt(doc: Document.Parsed, offset: number): string | undefined {
+  let found: string | undefined;
+  visit(doc, {
+    Pair(_key, pair) {
+      if (isScalar(pair.key) && pair.key.range?.[0] === offset) {
+        found = String(pair.key.value);
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }

@@ -23,11 +23,16 @@ export function readPatchList(ctx: ReadContext, entry: Entry): Patch[] {
     );
     return [];
   }
-  const read: (ReadPatch | undefined)[] = entry.value.items.map((item, index) =>
-    readPatch(ctx, resolve(ctx, item), indexPath(listPath, index), listPath, index),
-  );
+  // Patches with an error get no one-direction warning: the error is what needs fixing.
+  const broken = new Set<number>();
+  const read: (ReadPatch | undefined)[] = entry.value.items.map((item, index) => {
+    const errorsBefore = ctx.reporter.errorCount;
+    const patch = readPatch(ctx, resolve(ctx, item), indexPath(listPath, index), listPath, index);
+    if (ctx.reporter.errorCount > errorsBefore) broken.add(index);
+    return patch;
+  });
   checkDuplicates(ctx, read, listPath);
-  warnOneDirection(ctx, read);
+  warnOneDirection(ctx, read, broken);
   return read.flatMap((r) => (r === undefined ? [] : [r.patch]));
 }
 
@@ -60,7 +65,11 @@ function checkDuplicates(
   }
 }
 
-function warnOneDirection(ctx: ReadContext, read: (ReadPatch | undefined)[]): void {
+function warnOneDirection(
+  ctx: ReadContext,
+  read: (ReadPatch | undefined)[],
+  broken: ReadonlySet<number>,
+): void {
   const covered = new Map<string, Set<Direction>>();
   for (const r of read) {
     const key = r && pathKey(r);
@@ -69,8 +78,9 @@ function warnOneDirection(ctx: ReadContext, read: (ReadPatch | undefined)[]): vo
     for (const d of r.directions) set.add(d);
     covered.set(key, set);
   }
-  for (const r of read) {
-    if (r === undefined || r.patch.reference !== undefined || r.directions.length !== 1) continue;
+  for (const [index, r] of read.entries()) {
+    if (r === undefined || broken.has(index)) continue;
+    if (r.patch.reference !== undefined || r.directions.length !== 1) continue;
     const key = pathKey(r);
     // A patch whose path does not parse already has an error; a warning on top is noise.
     if (key === undefined || covered.get(key)?.size === 2) continue;

@@ -209,8 +209,11 @@ function readReference(ctx: ReadContext, entry: Entry): ReferenceSpec | undefine
   const needsName = OPTIONAL_PATHS.filter((key) => known.has(key));
   if (needsName.length > 0 && !known.has('namePath')) {
     valid = false;
+    const first = needsName
+      .map((key) => known.get(key)!.keyNode)
+      .sort((a, b) => (a?.range?.[0] ?? 0) - (b?.range?.[0] ?? 0))[0];
     reporter.error(
-      known.get(needsName[0]!)!.keyNode,
+      first,
       `${entry.configPath}.namePath`,
       `${entry.configPath} sets ${needsName.join(', ')} but not namePath; namePath is required when the value at path is an object, e.g. namePath: name`,
     );

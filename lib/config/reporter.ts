@@ -12,6 +12,8 @@ export type Place = Node | number | null | undefined;
 export class Reporter {
   readonly file: string;
   readonly diagnostics: Diagnostic[] = [];
+  /** How many of {@link diagnostics} are errors. */
+  errorCount = 0;
   private readonly lineCounter: LineCounter;
 
   constructor(file: string, lineCounter: LineCounter) {
@@ -21,6 +23,7 @@ export class Reporter {
 
   /** Records an error: the configuration will not be used. */
   error(place: Place, configPath: string, message: string): void {
+    this.errorCount++;
     this.add('error', place, configPath, message);
   }
 

@@ -37,6 +37,16 @@ export function closestMatch(word: string, candidates: readonly string[]): strin
   if (caseOnly !== undefined) return caseOnly;
   // Long keys are never worth comparing; they also keep the quadratic distance cheap.
   if (word.length > 64) return undefined;
+  // A cut-short or overlong key (`patch`, `endpointsx`) is a typo of the key it extends.
+  if (word.length >= 3) {
+    const affix = candidates.find((c) => {
+      const cl = c.toLowerCase();
+      return (
+        Math.abs(cl.length - lower.length) <= 3 && (cl.startsWith(lower) || lower.startsWith(cl))
+      );
+    });
+    if (affix !== undefined) return affix;
+  }
   const limit = Math.min(3, Math.max(1, Math.floor(word.length / 3)));
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
