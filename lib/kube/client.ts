@@ -364,7 +364,7 @@ export class KubeClient {
    */
   async create<T extends KubeObject = KubeObject>(
     resource: ResourceType,
-    object: T,
+    object: NoInfer<T>,
     options: WriteOptions = {},
   ): Promise<T> {
     const namespace = this.#namespace(resource, 'create', options.namespace, object.metadata);
@@ -393,7 +393,7 @@ export class KubeClient {
    */
   async update<T extends KubeObject = KubeObject>(
     resource: ResourceType,
-    object: T,
+    object: NoInfer<T>,
     options: WriteOptions = {},
   ): Promise<T> {
     const namespace = this.#namespace(resource, 'update', options.namespace, object.metadata);
