@@ -1,0 +1,101 @@
+/**
+ * Builds the copy of `context` an expression sees: only the subtrees it reads (see
+ * analysis.ts), with the configuration split off so its in-VM copy can be cached.
+ */
+import type { ExpressionContext } from '../types.ts';
+import type { ContextUse } from './analysis.ts';
+
+const TOP_LEVEL = new Set(['virtualcluster', 'hostObject', 'virtualObject', 'path']);
+const VIRTUALCLUSTER = new Set(['name', 'namespace', 'config']);
+
+/** How to marshal `context` for one expression; computed once per expression. */
+export interface ContextPlan {
+  /** Paths into the context without `virtualcluster.config`; `[[]]` is everything. */
+  rest: string[][];
+  /** Paths into `virtualcluster.config`, or `undefined` when the config is not read. */
+  config: string[][] | undefined;
+  /** Cache key of the config copy this plan needs. */
+  configSignature: string;
+}
+
+/** Splits the paths an expression reads into config paths and the rest. */
+export function planContext(use: Exclude<ContextUse, 'none'>): ContextPlan {
+  const rest: string[][] = [];
+  const config: string[][] = [];
+  let wholeConfig = false;
+  const paths = use === 'all' ? [[]] : use;
+  for (const p of paths) {
+    const [top, second] = p;
+    if (top === undefined || !TOP_LEVEL.has(top)) {
+      // An unknown key can only be a prototype member (e.g. `context.hasOwnProperty`): calling
+      // it needs the real object.
+      rest.push([]);
+      wholeConfig = true;
+    } else if (top === 'virtualcluster' && (second === undefined || !VIRTUALCLUSTER.has(second))) {
+      rest.push(['virtualcluster']);
+      wholeConfig = true;
+    } else if (top === 'virtualcluster' && second === 'config') {
+      config.push(p.slice(2));
+    } else rest.push([...p]);
+  }
+  const configPaths = wholeConfig ? [[]] : config.length > 0 ? config : undefined;
+  return {
+    rest,
+    config: configPaths,
+    configSignature: configPaths === undefined ? '' : JSON.stringify(configPaths),
+  };
+}
+
+/**
+ * The JSON text of the context minus its config, pruned to `plan.rest`. When the plan reads the
+ * config, `virtualcluster` is present so the sandbox can attach the cached config copy to it.
+ */
+export function contextJson(context: ExpressionContext, plan: ContextPlan): string {
+  const vc = context.virtualcluster;
+  const data = {
+    virtualcluster: { name: vc.name, namespace: vc.namespace },
+    hostObject: context.hostObject,
+    virtualObject: context.virtualObject,
+    path: context.path,
+  };
+  const pruned = (plan.rest.length === 0 ? {} : prune(data, plan.rest)) as Record<string, unknown>;
+  if (plan.config !== undefined && pruned.virtualcluster === undefined) pruned.virtualcluster = {};
+  return JSON.stringify(pruned);
+}
+
+/** The JSON text of the config pruned to `plan.config`. */
+export function configJson(context: ExpressionContext, plan: ContextPlan): string {
+  const config = context.virtualcluster.config;
+  if (config === undefined) return 'null';
+  return JSON.stringify(prune(config, plan.config ?? [[]])) ?? 'null';
+}
+
+/**
+ * Keeps only the subtrees at `paths` (each needed whole). Descends only into plain objects and
+ * only through own keys: a missing key or an array keeps the whole level, so methods called on
+ * it (`labels.hasOwnProperty(...)`) still see the real object.
+ */
+export function prune(data: unknown, paths: readonly (readonly string[])[]): unknown {
+  if (paths.some((p) => p.length === 0)) return data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
+  const groups = new Map<string, (readonly string[])[]>();
+  for (const p of paths) {
+    const [head, ...tail] = p as [string, ...string[]];
+    const g = groups.get(head);
+    if (g === undefined) groups.set(head, [tail]);
+    else g.push(tail);
+  }
+  const obj = data as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, tails] of groups) {
+    if (!Object.hasOwn(obj, key) || obj[key] === undefined) return data;
+    // defineProperty: a key named __proto__ must stay an own property.
+    Object.defineProperty(out, key, {
+      value: prune(obj[key], tails),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}

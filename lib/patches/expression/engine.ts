@@ -1,0 +1,409 @@
+/**
+ * The expression engine: evaluates expression patches in a hardened, long-lived QuickJS context
+ * (or exactly on the host for trivial shapes), with a deadline, a memory cap and a stack limit
+ * per evaluation, and rebuilds the sandbox after any failure that could have damaged it.
+ */
+
+import type { JsonValue } from '../../kube/object.ts';
+import { NamingError, virtualToHostDNS } from '../../naming/index.ts';
+import type { EvalResult, Evaluator, ExpressionContext, ExpressionError } from '../types.ts';
+import { analyseExpression, type ExpressionUse } from './analysis.ts';
+import { atob, btoa } from './base64.ts';
+import { type ContextPlan, configJson, contextJson, planContext } from './context-data.ts';
+import { Lru } from './lru.ts';
+import {
+  compileNative,
+  FALLBACK,
+  isWellFormed,
+  type NativeHelpers,
+  type NativePlan,
+} from './native.ts';
+import { VALUE_KIND } from './prelude.ts';
+import { loadInstance, type QuickJSInstance, Sandbox, type SandboxHost } from './sandbox.ts';
+import {
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_NESTING,
+  DEFAULT_MAX_SOURCE_LENGTH,
+  parseExpression,
+} from './syntax.ts';
+
+/** Limits and switches of an {@link ExpressionEngine}; every field has a default. */
+export interface EngineOptions {
+  /** Wall-clock budget of one evaluation, in ms (enforced by QuickJS's interrupt handler). Default 50. */
+  timeoutMs?: number;
+  /** Cap of the sandbox's WebAssembly memory, in bytes (at least 16 MiB). Default 64 MiB. */
+  memoryBytes?: number;
+  /** QuickJS stack limit, in bytes. Default 64 KiB (about 360 nested JS calls). */
+  stackBytes?: number;
+  /** Longest accepted expression, in characters. Default 16 KiB. */
+  maxSourceLength?: number;
+  /** Largest accepted result (string length or JSON length), in characters. Default 1 MiB. */
+  maxResultBytes?: number;
+  /** Largest `value` plus marshalled `context`, in JSON characters. Default 4 MiB. */
+  maxInputBytes?: number;
+  /** Deepest bracket nesting accepted in a source. Default 64. */
+  maxNesting?: number;
+  /** Distinct expressions kept compiled. Default 1000. */
+  cacheSize?: number;
+  /** Compute results of simple expressions on the host when provably identical. Default true. */
+  nativeFastPath?: boolean;
+}
+
+/** Counters of an engine since it was created. */
+export interface EngineStats {
+  evaluations: number;
+  native: number;
+  sandbox: number;
+  failures: Record<ExpressionError['code'], number>;
+  /** Sandboxes replaced after a host-level failure, a memory failure or leftover jobs. */
+  rebuilds: number;
+  /** Distinct expressions analysed (cache entries). */
+  cachedExpressions: number;
+  /** Current size of the sandbox's WebAssembly memory, in bytes. */
+  wasmMemoryBytes: number;
+  /** True while a fresh WebAssembly instance is ready to replace a damaged one. */
+  spareReady: boolean;
+}
+
+type Resolved = Required<EngineOptions>;
+
+const DEFAULTS: Resolved = {
+  timeoutMs: 50,
+  memoryBytes: 64 * 1024 * 1024,
+  stackBytes: 64 * 1024,
+  maxSourceLength: DEFAULT_MAX_SOURCE_LENGTH,
+  maxResultBytes: 1024 * 1024,
+  maxInputBytes: 4 * 1024 * 1024,
+  maxNesting: DEFAULT_MAX_NESTING,
+  cacheSize: 1000,
+  nativeFastPath: true,
+};
+
+/** What is known about one source, independent of any sandbox. */
+type Entry =
+  | { ok: false; error: ExpressionError }
+  | { ok: true; use: ExpressionUse; plan: ContextPlan | undefined; native: NativePlan | undefined };
+
+/**
+ * Creates an engine: loads two QuickJS instances (the active one and a spare that replaces it
+ * synchronously if it is ever damaged). Takes about 30-50 ms.
+ */
+export async function createExpressionEngine(
+  options: EngineOptions = {},
+): Promise<ExpressionEngine> {
+  const resolved: Resolved = { ...DEFAULTS };
+  for (const [k, v] of Object.entries(options)) {
+    if (v !== undefined) (resolved as unknown as Record<string, unknown>)[k] = v;
+  }
+  const [active, spare] = await Promise.all([
+    loadInstance(resolved.memoryBytes),
+    loadInstance(resolved.memoryBytes),
+  ]);
+  return new ExpressionEngine(resolved, active, spare);
+}
+
+/**
+ * Evaluates expression patches (see docs/expressions.md). Synchronous and never throws: every
+ * failure is an `{ ok: false }` result for that evaluation only. Create with
+ * {@link createExpressionEngine}; call {@link ExpressionEngine.dispose} when done.
+ */
+export class ExpressionEngine implements Evaluator {
+  readonly #options: Resolved;
+  readonly #entries: Lru<string, Entry>;
+  readonly #host: SandboxHost;
+  readonly #nativeHelpers: NativeHelpers;
+  #sandbox: Sandbox | undefined;
+  #spare: QuickJSInstance | undefined;
+  #spareLoading = false;
+  #current: ExpressionContext | undefined;
+  #disposed = false;
+  readonly #stats = {
+    evaluations: 0,
+    native: 0,
+    sandbox: 0,
+    rebuilds: 0,
+    failures: { syntax: 0, runtime: 0, timeout: 0, memory: 0, stack: 0, result: 0, internal: 0 },
+  };
+
+  /** Use {@link createExpressionEngine}, which loads the instances. */
+  constructor(options: Resolved, active: QuickJSInstance, spare: QuickJSInstance | undefined) {
+    this.#options = options;
+    this.#entries = new Lru(options.cacheSize);
+    this.#host = {
+      atob: (s) => tryOrUndefined(() => atob(s)),
+      btoa: (s) => tryOrUndefined(() => btoa(s)),
+      dns: (fqdn) => {
+        if (this.#current === undefined)
+          throw new Error('virtualToHostDNS called outside an evaluation');
+        return translateDns(fqdn, this.#current);
+      },
+    };
+    this.#nativeHelpers = {
+      atob: this.#host.atob,
+      btoa: this.#host.btoa,
+      dns: (fqdn, context) => tryOrUndefined(() => translateDns(fqdn, context)),
+    };
+    this.#sandbox = this.#newSandbox(active);
+    this.#spare = spare;
+  }
+
+  /**
+   * Evaluates `source` with `value` and `context`. `{ ok: true, value: undefined }` means the
+   * field is to be removed (the expression gave null or undefined).
+   */
+  evaluate(source: string, value: unknown, context: ExpressionContext): EvalResult {
+    this.#stats.evaluations++;
+    try {
+      if (this.#disposed)
+        return this.#fail({ code: 'internal', message: 'the expression engine was disposed' });
+      const entry = this.#entry(source);
+      if (!entry.ok) return this.#fail(entry.error);
+      if (entry.native !== undefined) {
+        const r = entry.native(value, context, this.#nativeHelpers);
+        if (r !== FALLBACK) {
+          this.#stats.native++;
+          return { ok: true, value: r, evaluator: 'native' };
+        }
+      }
+      return this.#inSandbox(source, entry, value, context);
+    } catch (err) {
+      return this.#fail({
+        code: 'internal',
+        message: `the expression engine failed (${err instanceof Error ? err.message : String(err)})`,
+      });
+    } finally {
+      this.#current = undefined;
+    }
+  }
+
+  /** Counters and sizes (see {@link EngineStats}). */
+  stats(): EngineStats {
+    return {
+      evaluations: this.#stats.evaluations,
+      native: this.#stats.native,
+      sandbox: this.#stats.sandbox,
+      failures: { ...this.#stats.failures },
+      rebuilds: this.#stats.rebuilds,
+      cachedExpressions: this.#entries.size,
+      wasmMemoryBytes: this.#sandbox?.memoryBytes ?? 0,
+      spareReady: this.#spare !== undefined,
+    };
+  }
+
+  /**
+   * Resolves once a spare instance is loaded (after a rebuild consumed it). Only needed by
+   * callers that want to be sure a second damaging expression in a row is also recovered from.
+   */
+  async whenSpareReady(): Promise<void> {
+    while (!this.#disposed && this.#spare === undefined) {
+      this.#loadSpare();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  /** Releases the QuickJS runtimes; later evaluations fail with `internal`. */
+  dispose(): void {
+    this.#disposed = true;
+    this.#sandbox?.dispose();
+    this.#sandbox = undefined;
+    this.#spare = undefined;
+    this.#entries.clear();
+  }
+
+  #entry(source: string): Entry {
+    const cached = this.#entries.get(source);
+    if (cached !== undefined) return cached;
+    const entry = this.#analyse(source);
+    this.#entries.set(source, entry);
+    return entry;
+  }
+
+  #analyse(source: string): Entry {
+    const parsed = parseExpression(source, {
+      maxSourceLength: this.#options.maxSourceLength,
+      maxNesting: this.#options.maxNesting,
+      maxDepth: DEFAULT_MAX_DEPTH,
+    });
+    if (!parsed.ok) {
+      const { message, line, column } = parsed.error;
+      return {
+        ok: false,
+        error: { code: 'syntax', message: `${message} (line ${line}, column ${column})` },
+      };
+    }
+    const use = analyseExpression(parsed.node);
+    return {
+      ok: true,
+      use,
+      plan: use.context === 'none' ? undefined : planContext(use.context),
+      native: this.#options.nativeFastPath ? compileNative(parsed.node) : undefined,
+    };
+  }
+
+  #inSandbox(
+    source: string,
+    entry: Extract<Entry, { ok: true }>,
+    value: unknown,
+    context: ExpressionContext,
+  ): EvalResult {
+    const sandbox = this.#sandbox;
+    if (sandbox === undefined) {
+      this.#loadSpare();
+      return this.#fail({
+        code: 'internal',
+        message: 'the expression sandbox is restarting after a failure; retry the sync',
+      });
+    }
+    this.#stats.sandbox++;
+    const max = this.#options.maxInputBytes;
+
+    let kind: 0 | 1 | 2 | 3 = VALUE_KIND.unused;
+    let payload: string | undefined;
+    if (entry.use.value) {
+      if (value === undefined) kind = VALUE_KIND.undefined;
+      else if (typeof value === 'string' && isWellFormed(value)) {
+        kind = VALUE_KIND.string;
+        payload = value;
+      } else {
+        kind = VALUE_KIND.json;
+        try {
+          payload = JSON.stringify(value);
+        } catch (err) {
+          return this.#fail({
+            code: 'internal',
+            message: `the value at the path is not JSON (${(err as Error).message}); this is a bug in the caller`,
+          });
+        }
+        if (payload === undefined) kind = VALUE_KIND.undefined;
+      }
+    }
+    let ctxJson: string | undefined;
+    if (entry.plan !== undefined) ctxJson = contextJson(context, entry.plan);
+    const size = (payload?.length ?? 0) + (ctxJson?.length ?? 0);
+    if (size > max) {
+      return this.#fail({
+        code: 'memory',
+        message: `expression input is ${size} characters (value plus the parts of context it reads), over the limit of ${max}`,
+      });
+    }
+
+    this.#current = context;
+    const compiled = sandbox.compile(source);
+    if (!compiled.ok) return this.#afterFailure(compiled.error, compiled.poisoned);
+
+    let config: ReturnType<Sandbox['config']> | undefined;
+    const plan = entry.plan;
+    if (plan?.config !== undefined) {
+      config = sandbox.config(context.virtualcluster.config, plan.configSignature, () =>
+        configJson(context, plan),
+      );
+      if ('ok' in config && !config.ok) return this.#afterFailure(config.error, config.poisoned);
+    }
+    const outcome = sandbox.call(
+      compiled.fn,
+      kind,
+      payload,
+      ctxJson,
+      config === undefined || 'ok' in config ? undefined : config,
+    );
+    if (!outcome.ok) return this.#afterFailure(outcome.error, outcome.poisoned);
+    if (sandbox.hasPendingJobs) this.#replaceSandbox(false);
+    return { ok: true, value: outcome.value as JsonValue | undefined, evaluator: 'sandbox' };
+  }
+
+  /** Rebuilds what a failure may have damaged, then reports the failure. */
+  #afterFailure(error: ExpressionError, poisoned: boolean): EvalResult {
+    if (poisoned) this.#replaceSandbox(true);
+    else if (error.code === 'memory' && this.#spare !== undefined) {
+      // The WebAssembly memory never shrinks: swap in the spare to give the 64 MiB back.
+      this.#replaceSandbox(true);
+    } else if (this.#sandbox?.hasPendingJobs) this.#replaceSandbox(false);
+    return this.#fail(error);
+  }
+
+  /**
+   * Replaces the sandbox. With `newInstance` the WebAssembly instance is dropped too (it may be
+   * corrupted, e.g. by a V8 stack overflow in the middle of QuickJS) and the spare takes over.
+   */
+  #replaceSandbox(newInstance: boolean): void {
+    this.#stats.rebuilds++;
+    const old = this.#sandbox;
+    this.#sandbox = undefined;
+    if (!newInstance && old !== undefined) {
+      old.dispose();
+      this.#sandbox = this.#newSandbox(old.instance);
+      return;
+    }
+    // A damaged instance is not disposed: freeing into corrupted memory could trap again.
+    const spare = this.#spare;
+    this.#spare = undefined;
+    if (spare !== undefined) this.#sandbox = this.#newSandbox(spare);
+    this.#loadSpare();
+  }
+
+  #newSandbox(instance: QuickJSInstance): Sandbox {
+    const o = this.#options;
+    return new Sandbox(
+      instance,
+      {
+        timeoutMs: o.timeoutMs,
+        memoryBytes: o.memoryBytes,
+        stackBytes: o.stackBytes,
+        maxResultLength: o.maxResultBytes,
+        compiledCacheSize: o.cacheSize,
+      },
+      this.#host,
+    );
+  }
+
+  #loadSpare(): void {
+    if (this.#spareLoading || this.#spare !== undefined || this.#disposed) return;
+    this.#spareLoading = true;
+    loadInstance(this.#options.memoryBytes).then(
+      (instance) => {
+        this.#spareLoading = false;
+        if (this.#disposed) return;
+        if (this.#sandbox === undefined) this.#sandbox = this.#newSandbox(instance);
+        else this.#spare = instance;
+        // Both slots filled only when the active one was restored from this load.
+        if (this.#spare === undefined) this.#loadSpare();
+      },
+      () => {
+        this.#spareLoading = false;
+      },
+    );
+  }
+
+  #fail(error: ExpressionError): EvalResult {
+    this.#stats.failures[error.code]++;
+    return { ok: false, error };
+  }
+}
+
+/** `virtualToHostDNS` with the current evaluation's virtual cluster. */
+function translateDns(fqdn: string, context: ExpressionContext): string {
+  const vc = context.virtualcluster;
+  return virtualToHostDNS(fqdn, {
+    virtualClusterName: vc.name,
+    hostNamespace: vc.namespace,
+    clusterDomain: clusterDomain(vc.config),
+  });
+}
+
+/** `networking.advanced.clusterDomain` of the merged config, `cluster.local` when unset. */
+function clusterDomain(config: unknown): string {
+  const networking = (config as { networking?: { advanced?: { clusterDomain?: unknown } } } | null)
+    ?.networking;
+  const domain = networking?.advanced?.clusterDomain;
+  return typeof domain === 'string' && domain !== '' ? domain : 'cluster.local';
+}
+
+function tryOrUndefined(f: () => string): string | undefined {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof NamingError || (err as Error).name === 'InvalidCharacterError')
+      return undefined;
+    throw err;
+  }
+}

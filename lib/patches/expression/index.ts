@@ -1,0 +1,16 @@
+/**
+ * The expression sandbox (SEMANTICS 5): evaluates expression patches in hardened QuickJS.
+ */
+export {
+  createExpressionEngine,
+  type EngineOptions,
+  type EngineStats,
+  ExpressionEngine,
+} from './engine.ts';
+export {
+  checkExpressionSyntax,
+  DEFAULT_MAX_NESTING,
+  DEFAULT_MAX_SOURCE_LENGTH,
+  type ExpressionSyntaxError,
+  type SyntaxLimits,
+} from './syntax.ts';

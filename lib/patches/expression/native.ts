@@ -1,0 +1,327 @@
+/**
+ * The native fast path: expressions built only from constructs whose JavaScript result can be
+ * computed exactly on the host without running user code (string literals and concatenation,
+ * `value`, static reads of `context` with optional chaining, `??`/`||`/`&&`/ternaries, `===`,
+ * `typeof`, `slice`/`startsWith`/`endsWith`/`includes` on strings and the helpers on strings).
+ * Whenever an input is outside what is proven exact (a non-string operand, a read that would
+ * reach a prototype, a helper that would throw, an object result), the plan answers
+ * {@link FALLBACK} and the sandbox evaluates the expression instead, so results and error
+ * messages are always the sandbox's.
+ */
+import type { Expression } from 'acorn';
+import type { ExpressionContext } from '../types.ts';
+
+/** Returned when the native path cannot guarantee the sandbox's result. */
+export const FALLBACK: unique symbol = Symbol('fallback');
+
+/** Host helpers the native path calls; each returns `undefined` where the sandbox would throw. */
+export interface NativeHelpers {
+  atob(data: string): string | undefined;
+  btoa(data: string): string | undefined;
+  dns(fqdn: string, context: ExpressionContext): string | undefined;
+}
+
+/** A compiled native plan: the JSON result (`undefined` removes the field) or FALLBACK. */
+export type NativePlan = (
+  value: unknown,
+  context: ExpressionContext,
+  helpers: NativeHelpers,
+) => string | number | boolean | undefined | typeof FALLBACK;
+
+interface Env {
+  value: unknown;
+  context: ExpressionContext;
+  helpers: NativeHelpers;
+}
+
+/** An optional chain hit null/undefined: the whole chain is undefined. */
+const SHORT: unique symbol = Symbol('short');
+type Out = unknown;
+type Eval = (env: Env) => Out;
+
+interface Node {
+  type: string;
+  [key: string]: unknown;
+}
+
+const CONTEXT_KEYS = new Set(['virtualcluster', 'hostObject', 'virtualObject', 'path']);
+const VIRTUALCLUSTER_KEYS = new Set(['name', 'namespace', 'config']);
+const INDEX = /^(?:0|[1-9]\d{0,8})$/;
+
+/** Compiles the tree to a native plan, or `undefined` when it uses anything unsupported. */
+export function compileNative(root: Expression): NativePlan | undefined {
+  let body: Eval;
+  try {
+    body = build(root as unknown as Node);
+  } catch (err) {
+    if (err === UNSUPPORTED) return undefined;
+    throw err;
+  }
+  return (value, context, helpers) => {
+    const r = body({ value, context, helpers });
+    if (r === FALLBACK || r === SHORT) return FALLBACK;
+    if (r === null || r === undefined) return undefined;
+    if (typeof r === 'string' || typeof r === 'boolean') return r;
+    if (typeof r === 'number') return r === 0 ? 0 : r;
+    return FALLBACK;
+  };
+}
+
+const UNSUPPORTED = new Error('unsupported');
+
+/** False for strings with lone surrogates, which do not survive the trip into the sandbox. */
+export function isWellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+function build(n: Node): Eval {
+  switch (n.type) {
+    case 'ParenthesizedExpression':
+      return build(n['expression'] as Node);
+    case 'Literal': {
+      const v = n['value'];
+      if (n['regex'] !== undefined || n['bigint'] !== undefined) throw UNSUPPORTED;
+      if (typeof v === 'number' && !Number.isFinite(v)) throw UNSUPPORTED;
+      if (typeof v === 'string' && !isWellFormed(v)) throw UNSUPPORTED;
+      return () => v;
+    }
+    case 'TemplateLiteral':
+      return buildTemplate(n);
+    case 'Identifier': {
+      const name = n['name'];
+      if (name === 'value') return (env) => data(env.value);
+      if (name === 'context') return (env) => env.context;
+      if (name === 'undefined') return () => undefined;
+      throw UNSUPPORTED;
+    }
+    case 'ChainExpression': {
+      const inner = build(n['expression'] as Node);
+      return (env) => {
+        const r = inner(env);
+        return r === SHORT ? undefined : r;
+      };
+    }
+    case 'MemberExpression':
+      return buildMember(n);
+    case 'CallExpression':
+      return buildCall(n);
+    case 'BinaryExpression':
+      return buildBinary(n);
+    case 'LogicalExpression': {
+      const left = build(n['left'] as Node);
+      const right = build(n['right'] as Node);
+      const op = n['operator'];
+      if (op === '??')
+        return (env) => lift(left(env), (l) => (l === null || l === undefined ? right(env) : l));
+      if (op === '||') return (env) => lift(left(env), (l) => (truthy(l) ? l : right(env)));
+      return (env) => lift(left(env), (l) => (truthy(l) ? right(env) : l));
+    }
+    case 'ConditionalExpression': {
+      const test = build(n['test'] as Node);
+      const yes = build(n['consequent'] as Node);
+      const no = build(n['alternate'] as Node);
+      return (env) => lift(test(env), (t) => (truthy(t) ? yes(env) : no(env)));
+    }
+    case 'UnaryExpression': {
+      const arg = build(n['argument'] as Node);
+      const op = n['operator'];
+      if (op === '!') return (env) => lift(arg(env), (a) => !truthy(a));
+      if (op === '-')
+        return (env) => lift(arg(env), (a) => (typeof a === 'number' ? -a : FALLBACK));
+      if (op === 'typeof') {
+        return (env) =>
+          lift(arg(env), (a) => (a === null || typeof a === 'object' ? 'object' : typeof a));
+      }
+      throw UNSUPPORTED;
+    }
+    default:
+      throw UNSUPPORTED;
+  }
+}
+
+/** Applies `f` unless `x` is a sentinel, which propagates. */
+function lift(x: Out, f: (x: unknown) => Out): Out {
+  return x === FALLBACK || x === SHORT ? x : f(x);
+}
+
+/** JSON truthiness (containers are objects, hence truthy). */
+function truthy(x: unknown): boolean {
+  return typeof x === 'object' ? x !== null : Boolean(x);
+}
+
+/**
+ * A value as the sandbox sees it after the JSON round trip, or FALLBACK when the round trip
+ * would change it (non-finite numbers, class instances, lone surrogates, ...).
+ */
+function data(x: unknown): Out {
+  switch (typeof x) {
+    case 'string':
+      return isWellFormed(x) ? x : FALLBACK;
+    case 'boolean':
+    case 'undefined':
+      return x;
+    case 'number':
+      return Number.isFinite(x) ? (x === 0 ? 0 : x) : FALLBACK;
+    case 'object': {
+      if (x === null || Array.isArray(x)) return x;
+      const proto = Object.getPrototypeOf(x);
+      return proto === Object.prototype || proto === null ? x : FALLBACK;
+    }
+    default:
+      return FALLBACK;
+  }
+}
+
+function buildTemplate(n: Node): Eval {
+  const quasis = (n['quasis'] as Node[]).map(
+    (q) => (q['value'] as { cooked: string | null }).cooked,
+  );
+  if (quasis.some((q) => q === null || !isWellFormed(q))) throw UNSUPPORTED;
+  const parts = (n['expressions'] as Node[]).map(build);
+  return (env) => {
+    let s = quasis[0]!;
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!(env);
+      if (typeof p !== 'string') return FALLBACK;
+      s += p + quasis[i + 1]!;
+    }
+    return s;
+  };
+}
+
+function staticKey(n: Node): string {
+  const prop = n['property'] as Node;
+  if (!n['computed'] && prop.type === 'Identifier') return prop['name'] as string;
+  if (n['computed'] && prop.type === 'Literal') {
+    const v = prop['value'];
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 1e9) return String(v);
+  }
+  throw UNSUPPORTED;
+}
+
+function buildMember(n: Node): Eval {
+  const object = build(n['object'] as Node);
+  const key = staticKey(n);
+  const optional = n['optional'] === true;
+  const isContext =
+    (n['object'] as Node).type === 'Identifier' && (n['object'] as Node)['name'] === 'context';
+  return (env) => {
+    const o = object(env);
+    if (o === FALLBACK || o === SHORT) return o;
+    if (o === null || o === undefined) return optional ? SHORT : FALLBACK;
+    if (isContext) {
+      // The sandbox's context has exactly these keys; anything else on the host object is not
+      // visible there.
+      if (!CONTEXT_KEYS.has(key)) return FALLBACK;
+      if (key === 'virtualcluster')
+        return o === env.context ? env.context.virtualcluster : FALLBACK;
+    } else if (o === env.context.virtualcluster && !VIRTUALCLUSTER_KEYS.has(key)) {
+      return FALLBACK;
+    }
+    return get(o, key);
+  };
+}
+
+/** `o[key]` for a JSON value `o`, or FALLBACK when that read could reach a prototype. */
+function get(o: unknown, key: string): Out {
+  if (typeof o === 'string') return key === 'length' ? o.length : FALLBACK;
+  if (typeof o !== 'object' || o === null) return FALLBACK;
+  if (Array.isArray(o)) {
+    if (key === 'length') return o.length;
+    if (!INDEX.test(key)) return FALLBACK;
+    const i = Number(key);
+    if (i >= o.length) return undefined;
+    const v = o[i];
+    return v === undefined ? FALLBACK : data(v);
+  }
+  const proto = Object.getPrototypeOf(o);
+  if (proto !== Object.prototype && proto !== null) return FALLBACK;
+  const d = Object.getOwnPropertyDescriptor(o, key);
+  if (d !== undefined && !('value' in d)) return FALLBACK;
+  if (d === undefined || d.value === undefined)
+    return key in Object.prototype ? FALLBACK : undefined;
+  return data(d.value);
+}
+
+const STRING_METHODS = new Set(['slice', 'startsWith', 'endsWith', 'includes']);
+
+function buildCall(n: Node): Eval {
+  if (n['optional'] === true) throw UNSUPPORTED;
+  const callee = n['callee'] as Node;
+  const args = (n['arguments'] as Node[]).map((a) => {
+    if (a.type === 'SpreadElement') throw UNSUPPORTED;
+    return build(a);
+  });
+  if (callee.type === 'Identifier') {
+    const name = callee['name'];
+    if (args.length !== 1) throw UNSUPPORTED;
+    const arg = args[0]!;
+    const call =
+      name === 'atob'
+        ? (s: string, env: Env) => env.helpers.atob(s)
+        : name === 'btoa'
+          ? (s: string, env: Env) => env.helpers.btoa(s)
+          : name === 'virtualToHostDNS'
+            ? (s: string, env: Env) => env.helpers.dns(s, env.context)
+            : undefined;
+    if (call === undefined) throw UNSUPPORTED;
+    return (env) =>
+      lift(arg(env), (s) => {
+        if (typeof s !== 'string') return FALLBACK;
+        return call(s, env) ?? FALLBACK;
+      });
+  }
+  if (callee.type !== 'MemberExpression' || callee['computed'] || callee['optional'])
+    throw UNSUPPORTED;
+  const method = staticKey(callee);
+  if (!STRING_METHODS.has(method)) throw UNSUPPORTED;
+  const target = build(callee['object'] as Node);
+  if (method === 'slice') {
+    if (args.length > 2) throw UNSUPPORTED;
+    return (env) =>
+      lift(target(env), (s) => {
+        if (typeof s !== 'string') return FALLBACK;
+        const a = args.map((f) => f(env));
+        if (a.some((x) => typeof x !== 'number')) return FALLBACK;
+        return s.slice(a[0] as number | undefined, a[1] as number | undefined);
+      });
+  }
+  if (args.length !== 1) throw UNSUPPORTED;
+  const arg = args[0]!;
+  return (env) =>
+    lift(target(env), (s) => {
+      if (typeof s !== 'string') return FALLBACK;
+      const x = arg(env);
+      if (typeof x !== 'string') return FALLBACK;
+      if (method === 'startsWith') return s.startsWith(x);
+      if (method === 'endsWith') return s.endsWith(x);
+      return s.includes(x);
+    });
+}
+
+function buildBinary(n: Node): Eval {
+  const left = build(n['left'] as Node);
+  const right = build(n['right'] as Node);
+  const op = n['operator'];
+  if (op === '+') {
+    return (env) =>
+      lift(left(env), (l) =>
+        lift(right(env), (r) =>
+          typeof l === 'string' && typeof r === 'string' ? l + r : FALLBACK,
+        ),
+      );
+  }
+  if (op === '===' || op === '!==') {
+    const same = op === '===';
+    return (env) =>
+      lift(left(env), (l) =>
+        lift(right(env), (r) => {
+          if ((typeof l === 'object' && l !== null) || (typeof r === 'object' && r !== null))
+            return FALLBACK;
+          return (l === r) === same;
+        }),
+      );
+  }
+  throw UNSUPPORTED;
+}

@@ -1,0 +1,273 @@
+/**
+ * The code run once in every fresh QuickJS context before any expression: installs the helpers,
+ * makes code generation from strings unusable, freezes every intrinsic and the global object (so
+ * one expression cannot change what the next one sees), and returns the host's entry points.
+ * They stay in the closure, unreachable from expressions.
+ */
+import { VIRTUAL_SERVICE_DNS_FORM } from '../../naming/index.ts';
+
+/** Result tags of `run`: the first character of the returned string. */
+export const TAG = { string: 's', json: 'j', remove: 'u', resultError: 'e' } as const;
+
+/** Kinds of the `value` argument of `run`. */
+export const VALUE_KIND = { unused: 0, string: 1, json: 2, undefined: 3 } as const;
+
+/** Deepest result the sandbox returns; Kubernetes objects are far shallower. */
+export const MAX_RESULT_DEPTH = 100;
+
+/**
+ * WebIDL DOMString conversion as the browser helpers do it: ToString through a template literal
+ * (throws on symbols, prefers toString over valueOf). Split so no linter takes it for a
+ * placeholder.
+ */
+const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
+
+/**
+ * A function expression taking `(hostAtob, hostBtoa, hostDns, hostDnsError, maxResultLength)` and returning
+ * `{ run, frozenJson, describe }`:
+ * - `run(fn, kind, payload, contextJson, config)` calls the compiled expression and returns a
+ *   tagged string (see {@link TAG}); exceptions of the expression propagate.
+ * - `frozenJson(json)` parses and deep-freezes (cached config subtrees).
+ * - `describe(error)` renders a thrown value without running its getters.
+ */
+export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, maxResultLength) {
+  'use strict';
+  const { freeze, isFrozen, getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyDescriptors, defineProperty, keys } = Object;
+  const { ownKeys } = Reflect;
+  const { isArray } = Array;
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const ObjectProto = Object.prototype;
+  const push = (a, x) => { a[a.length] = x; };
+
+  class InvalidCharacterError extends Error {}
+  defineProperty(InvalidCharacterError.prototype, 'name', { value: 'InvalidCharacterError', writable: true, configurable: true });
+  class NamingError extends Error {}
+  defineProperty(NamingError.prototype, 'name', { value: 'NamingError', writable: true, configurable: true });
+
+  // The helpers convert their argument like the browser globals do (WebIDL DOMString: ToString,
+  // which throws on symbols) before the host sees it, so the host only ever receives strings.
+  ${DOM_STRING}
+  const helpers = {
+    atob: function atob(data) {
+      if (arguments.length < 1) throw new TypeError('atob: 1 argument required, but only 0 present');
+      const r = hostAtob(domString(data));
+      if (r === undefined) throw new InvalidCharacterError('atob: the string to be decoded is not correctly encoded base64 (only A-Z a-z 0-9 + / and up to two trailing "=" are allowed)');
+      return r;
+    },
+    btoa: function btoa(data) {
+      if (arguments.length < 1) throw new TypeError('btoa: 1 argument required, but only 0 present');
+      const s = domString(data);
+      const r = hostBtoa(s);
+      if (r === undefined) {
+        let i = 0;
+        while (s.charCodeAt(i) <= 255) i++;
+        throw new InvalidCharacterError('btoa: the string to be encoded contains a character outside of the Latin1 range at index ' + i + '; encode text to UTF-8 bytes first');
+      }
+      return r;
+    },
+    virtualToHostDNS: function virtualToHostDNS(fqdn) {
+      if (typeof fqdn !== 'string') {
+        throw new NamingError('virtualToHostDNS expects a string of the form ${VIRTUAL_SERVICE_DNS_FORM}, got ' + (fqdn === null ? 'null' : typeof fqdn));
+      }
+      const r = hostDns(fqdn);
+      if (r === undefined) throw new NamingError(hostDnsError());
+      return r;
+    },
+  };
+
+  // Code generation from strings: every path to a function constructor ends in this stub.
+  const noCodegen = function () {
+    throw new TypeError('creating functions from strings is not available in expressions');
+  };
+  const noEval = function () {
+    throw new EvalError('eval is not available in expressions');
+  };
+  defineProperty(noCodegen, 'name', { value: 'Function' });
+  defineProperty(noEval, 'name', { value: 'eval' });
+  const FunctionProto = Function.prototype;
+  noCodegen.prototype = FunctionProto; // keeps 'f instanceof Function' working
+  const functionProtos = [
+    FunctionProto,
+    getPrototypeOf(async function () {}),
+    getPrototypeOf(function* () {}),
+    getPrototypeOf(async function* () {}),
+  ];
+  for (const p of functionProtos) {
+    defineProperty(p, 'constructor', { value: noCodegen, writable: false, enumerable: false, configurable: false });
+  }
+  const g = globalThis;
+  defineProperty(g, 'Function', { value: noCodegen, writable: false, enumerable: false, configurable: false });
+  defineProperty(g, 'eval', { value: noEval, writable: false, enumerable: false, configurable: false });
+  // Nondeterministic by design (GC timing) and able to run code after an evaluation ended.
+  delete g.WeakRef;
+  delete g.FinalizationRegistry;
+  for (const name of ['atob', 'btoa', 'virtualToHostDNS']) {
+    defineProperty(g, name, { value: helpers[name], writable: false, enumerable: false, configurable: false });
+  }
+
+  // Freezing makes inherited data properties non-writable, and then plain assignment to an own
+  // property of the same name fails ("override mistake": 'err.name = x', 'o.toString = f').
+  // These common ones become accessors whose setter defines the own property instead.
+  const enabledGetters = new Set();
+  const enable = (o, k) => {
+    const d = getOwnPropertyDescriptor(o, k);
+    if (d === undefined || !('value' in d)) return;
+    const v = d.value;
+    const get = function () { return v; };
+    const set = function (x) {
+      if (this === o) throw new TypeError("'" + String(k) + "' is read-only");
+      defineProperty(this, k, { value: x, writable: true, enumerable: true, configurable: true });
+    };
+    enabledGetters.add(get);
+    defineProperty(o, k, { get, set, enumerable: d.enumerable, configurable: false });
+  };
+  for (const k of ['toString', 'valueOf', 'toLocaleString', 'constructor']) enable(ObjectProto, k);
+  for (const E of [Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError, InternalError, AggregateError, InvalidCharacterError, NamingError]) {
+    for (const k of ['name', 'message', 'constructor', 'toString']) enable(E.prototype, k);
+  }
+
+  // Freeze everything reachable from the global object and the intrinsics it does not name.
+  const roots = [
+    g,
+    ...functionProtos,
+    getPrototypeOf([][Symbol.iterator]()),
+    getPrototypeOf(new Map().entries()),
+    getPrototypeOf(new Set().values()),
+    getPrototypeOf(''[Symbol.iterator]()),
+    getPrototypeOf('a'.matchAll(/a/g)),
+    getPrototypeOf((function* () {})()),
+    getPrototypeOf((async function* () {})()),
+    getPrototypeOf(Int8Array),
+    getPrototypeOf(function () { return arguments; }()),
+    helpers, InvalidCharacterError, NamingError, noCodegen, noEval,
+  ];
+  const seen = new Set();
+  const work = roots.slice();
+  while (work.length > 0) {
+    const o = work.pop();
+    if ((typeof o !== 'object' && typeof o !== 'function') || o === null || seen.has(o)) continue;
+    seen.add(o);
+    const descs = getOwnPropertyDescriptors(o);
+    for (const k of ownKeys(descs)) {
+      const d = descs[k];
+      if ('value' in d) push(work, d.value);
+      else { push(work, d.get); push(work, d.set); }
+    }
+    push(work, getPrototypeOf(o));
+  }
+  for (const o of seen) freeze(o);
+
+  // Freezes parsed JSON data (contexts are read-only, and cached config copies are shared).
+  const deepFreeze = (root) => {
+    const stack = [root];
+    while (stack.length > 0) {
+      const o = stack.pop();
+      if (typeof o !== 'object' || o === null || isFrozen(o)) continue;
+      freeze(o);
+      const ks = keys(o);
+      for (let i = 0; i < ks.length; i++) push(stack, o[ks[i]]);
+    }
+    return root;
+  };
+
+  const frozenJson = (json) => deepFreeze(parse(json));
+
+  class ResultError {
+    constructor(message) { this.message = message; }
+  }
+  const what = (x) => {
+    if (typeof x === 'function') return 'a function';
+    if (typeof x === 'symbol') return 'a symbol';
+    if (typeof x === 'bigint') return 'a BigInt';
+    if (typeof x === 'number') return 'the number ' + x + ' (not representable in JSON)';
+    return 'an object that is not a plain object or array';
+  };
+  // Copies a result into plain data, checking it is JSON: plain objects and arrays of strings,
+  // finite numbers, booleans and null. undefined inside containers follows JSON.stringify.
+  const toData = (x, depth, ancestors) => {
+    switch (typeof x) {
+      case 'string': case 'boolean': return x;
+      case 'number': if (x - x === 0) return x; throw new ResultError(what(x));
+      case 'undefined': return undefined;
+      case 'object': break;
+      default: throw new ResultError(what(x));
+    }
+    if (x === null) return null;
+    if (depth > ${MAX_RESULT_DEPTH}) throw new ResultError('an object nested deeper than ${MAX_RESULT_DEPTH} levels');
+    if (ancestors.has(x)) throw new ResultError('an object that contains itself (a cycle)');
+    const proto = getPrototypeOf(x);
+    let out;
+    ancestors.add(x);
+    if (isArray(x) && proto === Array.prototype) {
+      out = [];
+      const n = x.length;
+      for (let i = 0; i < n; i++) {
+        const v = toData(x[i], depth + 1, ancestors);
+        out[i] = v === undefined ? null : v;
+      }
+    } else if (proto === ObjectProto || proto === null) {
+      out = {};
+      const ks = keys(x);
+      for (let i = 0; i < ks.length; i++) {
+        const v = toData(x[ks[i]], depth + 1, ancestors);
+        if (v !== undefined) defineProperty(out, ks[i], { value: v, enumerable: true, writable: true, configurable: true });
+      }
+    } else {
+      throw new ResultError(what(x));
+    }
+    ancestors.delete(x);
+    return out;
+  };
+  const tooLong = (n) => 'e' + 'a result of ' + n + ' characters, over the limit of ' + maxResultLength;
+
+  const run = function (fn, kind, payload, contextJson, config) {
+    let value;
+    if (kind === 1) value = payload;
+    else if (kind === 2) value = parse(payload);
+    let context;
+    if (contextJson !== undefined) {
+      context = parse(contextJson);
+      if (config !== undefined) context.virtualcluster.config = config;
+      deepFreeze(context);
+    }
+    const r = fn(value, context);
+    if (r === undefined || r === null) return 'u';
+    if (typeof r === 'string') return r.length > maxResultLength ? tooLong(r.length) : 's' + r;
+    let json;
+    try {
+      json = stringify(toData(r, 0, new Set()));
+    } catch (e) {
+      if (e instanceof ResultError) return 'e' + e.message;
+      throw e;
+    }
+    return json.length > maxResultLength ? tooLong(json.length) : 'j' + json;
+  };
+
+  // Reads name and message without running user getters, walking a bounded prototype chain.
+  const dataProp = (o, k) => {
+    for (let p = o, i = 0; p !== null && i < 32; p = getPrototypeOf(p), i++) {
+      const d = getOwnPropertyDescriptor(p, k);
+      if (d === undefined) continue;
+      const v = enabledGetters.has(d.get) ? d.get() : d.value;
+      return typeof v === 'string' ? v : undefined;
+    }
+    return undefined;
+  };
+  const clip = (s) => (s.length > 1000 ? s.slice(0, 1000) + '...' : s);
+  const describe = function (e) {
+    if (e === null) return 'null';
+    if (typeof e === 'object' || typeof e === 'function') {
+      const name = dataProp(e, 'name');
+      const message = dataProp(e, 'message');
+      if (name !== undefined && message !== undefined) return clip(message === '' ? name : name + ': ' + message);
+      if (message !== undefined) return clip(message);
+      return isArray(e) ? 'an array' : 'an object';
+    }
+    if (typeof e === 'string') return clip(stringify(e));
+    if (typeof e === 'symbol') return 'a symbol';
+    return clip(String(e));
+  };
+
+  return freeze({ run, frozenJson, describe });
+})`;

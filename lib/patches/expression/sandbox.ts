@@ -1,0 +1,412 @@
+/**
+ * One hardened QuickJS context: a WebAssembly instance with a capped memory, a runtime with a
+ * deadline and a stack limit, the prelude, and the expressions compiled in it. The engine owns
+ * sandboxes and replaces one that a host-level failure has poisoned.
+ */
+import variantModule from '@jitl/quickjs-singlefile-cjs-release-sync';
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSSyncVariant,
+  type QuickJSWASMModule,
+} from 'quickjs-emscripten-core';
+import type { ExpressionError } from '../types.ts';
+import { Lru } from './lru.ts';
+import { PRELUDE_SOURCE, TAG } from './prelude.ts';
+
+/** Limits one sandbox enforces. */
+export interface SandboxLimits {
+  timeoutMs: number;
+  memoryBytes: number;
+  stackBytes: number;
+  maxResultLength: number;
+  compiledCacheSize: number;
+}
+
+/** Host implementations behind the in-VM helpers; each returns `undefined` on invalid input. */
+export interface SandboxHost {
+  atob(data: string): string | undefined;
+  btoa(data: string): string | undefined;
+  /** Throws to fail the call; the error's message reaches the expression as a NamingError. */
+  dns(fqdn: string): string;
+}
+
+/** The part of `WebAssembly.Memory` used here (the TS lib in use has no WebAssembly types). */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+const WasmMemoryCtor = (
+  globalThis as unknown as {
+    WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => WasmMemory };
+  }
+).WebAssembly.Memory;
+
+/** A loaded WebAssembly instance of QuickJS and the memory it is confined to. */
+export interface QuickJSInstance {
+  module: QuickJSWASMModule;
+  memory: WasmMemory;
+  memoryBytes: number;
+}
+
+/** What one call produced. `poisoned` means the instance must never be used again. */
+export type CallOutcome =
+  | { ok: true; value: unknown }
+  | { ok: false; error: ExpressionError; poisoned: boolean };
+
+const PAGE = 64 * 1024;
+/** The QuickJS build declares a 16 MiB initial memory; a smaller cap cannot even start. */
+export const MIN_MEMORY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * In CommonJS and under Node's ESM-from-CJS interop the package's default export arrives wrapped
+ * in `{ default }`; passing the wrapper to `newVariant` silently drops `wasmMemory` (STACK.md).
+ */
+function baseVariant(): QuickJSSyncVariant {
+  const m = variantModule as unknown as { default?: QuickJSSyncVariant } & QuickJSSyncVariant;
+  return m.default ?? m;
+}
+
+/** Loads a fresh QuickJS instance whose memory cannot grow past `memoryBytes`. */
+export async function loadInstance(memoryBytes: number): Promise<QuickJSInstance> {
+  const maximum = Math.max(MIN_MEMORY_BYTES, Math.floor(memoryBytes / PAGE) * PAGE) / PAGE;
+  const memory = new WasmMemoryCtor({ initial: MIN_MEMORY_BYTES / PAGE, maximum });
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(baseVariant(), { wasmMemory: memory as never }),
+  );
+  if ((module.getWasmMemory() as unknown) !== memory) {
+    throw new Error(
+      'QuickJS ignored the capped WebAssembly.Memory; the memory limit would not hold',
+    );
+  }
+  return { module, memory, memoryBytes: maximum * PAGE };
+}
+
+/** A compiled expression or why it did not compile. */
+export type Compiled =
+  | { ok: true; fn: QuickJSHandle }
+  | { ok: false; error: ExpressionError; poisoned: boolean };
+
+/** One runtime + context on an instance, prepared by the prelude. */
+export class Sandbox {
+  readonly instance: QuickJSInstance;
+  readonly #limits: SandboxLimits;
+  readonly #runtime: QuickJSRuntime;
+  readonly #vm: QuickJSContext;
+  readonly #run: QuickJSHandle;
+  readonly #frozenJson: QuickJSHandle;
+  readonly #describe: QuickJSHandle;
+  readonly #kinds: QuickJSHandle[];
+  readonly #owned: QuickJSHandle[] = [];
+  readonly #compiled: Lru<string, QuickJSHandle>;
+  #configIdentity: unknown;
+  readonly #configs = new Map<string, QuickJSHandle>();
+  #deadline = Number.POSITIVE_INFINITY;
+  #dnsError = '';
+  #interrupted = false;
+  #disposed = false;
+
+  constructor(instance: QuickJSInstance, limits: SandboxLimits, host: SandboxHost) {
+    this.instance = instance;
+    this.#limits = limits;
+    this.#runtime = instance.module.newRuntime();
+    this.#runtime.setMaxStackSize(limits.stackBytes);
+    this.#runtime.setInterruptHandler(() => {
+      if (performance.now() > this.#deadline) {
+        this.#interrupted = true;
+        return true;
+      }
+      return false;
+    });
+    this.#vm = this.#runtime.newContext();
+    const vm = this.#vm;
+    this.#compiled = new Lru(limits.compiledCacheSize, (h) => {
+      if (h.alive) h.dispose();
+    });
+
+    const fns = [
+      vm.newFunction('hostAtob', (h) => {
+        const r = host.atob(vm.getString(h));
+        return r === undefined ? vm.undefined : vm.newString(r);
+      }),
+      vm.newFunction('hostBtoa', (h) => {
+        const r = host.btoa(vm.getString(h));
+        return r === undefined ? vm.undefined : vm.newString(r);
+      }),
+      vm.newFunction('hostDns', (h) => {
+        try {
+          return vm.newString(host.dns(vm.getString(h)));
+        } catch (err) {
+          this.#dnsError = err instanceof Error ? err.message : String(err);
+          return vm.undefined;
+        }
+      }),
+      vm.newFunction('hostDnsError', () => vm.newString(this.#dnsError)),
+      vm.newNumber(limits.maxResultLength),
+    ];
+    this.#deadline = performance.now() + 5000;
+    const factory = vm.unwrapResult(vm.evalCode(PRELUDE_SOURCE, 'prelude.js', { strict: true }));
+    const api = vm.unwrapResult(vm.callFunction(factory, vm.undefined, ...fns));
+    this.#deadline = Number.POSITIVE_INFINITY;
+    factory.dispose();
+    for (const f of fns) f.dispose();
+    this.#run = vm.getProp(api, 'run');
+    this.#frozenJson = vm.getProp(api, 'frozenJson');
+    this.#describe = vm.getProp(api, 'describe');
+    api.dispose();
+    this.#kinds = [0, 1, 2, 3].map((k) => vm.newNumber(k));
+    this.#owned.push(this.#run, this.#frozenJson, this.#describe, ...this.#kinds);
+  }
+
+  /** Bytes of WebAssembly memory the instance holds now (it never shrinks). */
+  get memoryBytes(): number {
+    return this.instance.memory.buffer.byteLength;
+  }
+
+  /** True when a promise job is queued: the context must be replaced before the next call. */
+  get hasPendingJobs(): boolean {
+    return this.#runtime.hasPendingJob();
+  }
+
+  /** Compiled expressions held. */
+  get compiledCount(): number {
+    return this.#compiled.size;
+  }
+
+  /**
+   * Compiles `(value, context) => (SRC)` in strict mode. The caller must have passed `source`
+   * through checkExpressionSyntax: the wrapper alone does not confine it.
+   */
+  compile(source: string): Compiled {
+    const cached = this.#compiled.get(source);
+    if (cached !== undefined) return { ok: true, fn: cached };
+    const vm = this.#vm;
+    this.#arm();
+    try {
+      // The newline keeps a trailing line comment from swallowing the closing parenthesis.
+      const r = vm.evalCode(`(value, context) => (\n${source}\n)`, 'expression.js', {
+        type: 'global',
+        strict: true,
+      });
+      if (r.error) {
+        const error = this.#classify(r.error, 'compile');
+        r.error.dispose();
+        return { ok: false, error, poisoned: false };
+      }
+      if (vm.typeof(r.value) !== 'function') {
+        r.value.dispose();
+        return {
+          ok: false,
+          error: { code: 'syntax', message: 'expression did not compile to a single expression' },
+          poisoned: false,
+        };
+      }
+      this.#compiled.set(source, r.value);
+      return { ok: true, fn: r.value };
+    } catch (err) {
+      return { ok: false, error: hostFailure(err), poisoned: true };
+    } finally {
+      this.#disarm();
+    }
+  }
+
+  /**
+   * Calls a compiled expression. `payload` is the value (kind 1: string, 2: JSON text);
+   * `contextJson` the pruned context; `config` a cached frozen config copy to attach.
+   */
+  call(
+    fn: QuickJSHandle,
+    kind: 0 | 1 | 2 | 3,
+    payload: string | undefined,
+    contextJson: string | undefined,
+    config: QuickJSHandle | undefined,
+  ): CallOutcome {
+    const vm = this.#vm;
+    let payloadHandle: QuickJSHandle | undefined;
+    let contextHandle: QuickJSHandle | undefined;
+    this.#arm();
+    try {
+      payloadHandle = payload === undefined ? undefined : vm.newString(payload);
+      contextHandle = contextJson === undefined ? undefined : vm.newString(contextJson);
+      const r = vm.callFunction(
+        this.#run,
+        vm.undefined,
+        fn,
+        this.#kinds[kind]!,
+        payloadHandle ?? vm.undefined,
+        contextHandle ?? vm.undefined,
+        config ?? vm.undefined,
+      );
+      if (r.error) {
+        const error = this.#classify(r.error, 'run');
+        r.error.dispose();
+        return { ok: false, error, poisoned: false };
+      }
+      const out = vm.getString(r.value);
+      r.value.dispose();
+      return decode(out);
+    } catch (err) {
+      return { ok: false, error: hostFailure(err), poisoned: true };
+    } finally {
+      this.#disarm();
+      if (payloadHandle?.alive) payloadHandle.dispose();
+      if (contextHandle?.alive) contextHandle.dispose();
+    }
+  }
+
+  /**
+   * The frozen in-VM copy of a config subtree, parsed once per (config object, signature).
+   * A different config object drops every cached copy: configs are replaced, not mutated.
+   */
+  config(identity: unknown, signature: string, json: () => string): QuickJSHandle | CallOutcome {
+    if (identity !== this.#configIdentity) {
+      for (const h of this.#configs.values()) if (h.alive) h.dispose();
+      this.#configs.clear();
+      this.#configIdentity = identity;
+    }
+    const cached = this.#configs.get(signature);
+    if (cached !== undefined) return cached;
+    const vm = this.#vm;
+    let text: QuickJSHandle | undefined;
+    this.#arm();
+    try {
+      text = vm.newString(json());
+      const r = vm.callFunction(this.#frozenJson, vm.undefined, text);
+      if (r.error) {
+        const error = this.#classify(r.error, 'run');
+        r.error.dispose();
+        return { ok: false, error, poisoned: false };
+      }
+      this.#configs.set(signature, r.value);
+      return r.value;
+    } catch (err) {
+      return { ok: false, error: hostFailure(err), poisoned: true };
+    } finally {
+      this.#disarm();
+      if (text?.alive) text.dispose();
+    }
+  }
+
+  /** Releases every handle, the context and the runtime. Never throws. */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    try {
+      this.#compiled.clear();
+      for (const h of this.#configs.values()) if (h.alive) h.dispose();
+      this.#configs.clear();
+      for (const h of this.#owned) if (h.alive) h.dispose();
+      this.#vm.dispose();
+      this.#runtime.dispose();
+    } catch {
+      // A context that failed at the host level may not free cleanly; its instance is dropped.
+    }
+  }
+
+  #arm(): void {
+    this.#interrupted = false;
+    this.#deadline = performance.now() + this.#limits.timeoutMs;
+  }
+
+  #disarm(): void {
+    this.#deadline = Number.POSITIVE_INFINITY;
+  }
+
+  /** Turns a QuickJS exception into an ExpressionError. */
+  #classify(errorHandle: QuickJSHandle, phase: 'compile' | 'run'): ExpressionError {
+    if (this.#interrupted) {
+      return {
+        code: 'timeout',
+        message: `expression timed out after ${this.#limits.timeoutMs} ms; make it cheaper (no unbounded loops or backtracking regular expressions)`,
+      };
+    }
+    const text = this.#describeError(errorHandle);
+    if (
+      text === 'InternalError: out of memory' ||
+      text === 'InternalError: string too long' ||
+      (text === 'null' && this.#nearMemoryCap())
+    ) {
+      return {
+        code: 'memory',
+        message: `expression ran out of memory (limit ${mib(this.instance.memoryBytes)} for the sandbox); build smaller values`,
+      };
+    }
+    if (
+      text === 'InternalError: stack overflow' ||
+      text === 'RangeError: Maximum call stack size exceeded'
+    ) {
+      return {
+        code: 'stack',
+        message: `expression exceeded the stack limit (${Math.round(this.#limits.stackBytes / 1024)} KiB); reduce recursion or nesting`,
+      };
+    }
+    if (phase === 'compile' && text.startsWith('SyntaxError')) {
+      return { code: 'syntax', message: `expression did not compile: ${text}` };
+    }
+    return { code: 'runtime', message: `expression threw: ${text}` };
+  }
+
+  #describeError(errorHandle: QuickJSHandle): string {
+    const vm = this.#vm;
+    // The description reads only data properties, but a Proxy trap could still loop: keep a
+    // short deadline of its own.
+    const interrupted = this.#interrupted;
+    this.#deadline = performance.now() + Math.min(10, this.#limits.timeoutMs);
+    try {
+      const r = vm.callFunction(this.#describe, vm.undefined, errorHandle);
+      if (r.error) {
+        r.error.dispose();
+        return 'a value that could not be described';
+      }
+      const s = vm.getString(r.value);
+      r.value.dispose();
+      return s;
+    } finally {
+      this.#interrupted = interrupted;
+      this.#deadline = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  #nearMemoryCap(): boolean {
+    return this.memoryBytes >= this.instance.memoryBytes * 0.9;
+  }
+}
+
+function decode(out: string): CallOutcome {
+  const tag = out[0];
+  if (tag === TAG.string) return { ok: true, value: out.slice(1) };
+  if (tag === TAG.remove) return { ok: true, value: undefined };
+  if (tag === TAG.json) {
+    const v = JSON.parse(out.slice(1)) as unknown;
+    return { ok: true, value: Object.is(v, -0) ? 0 : v };
+  }
+  return {
+    ok: false,
+    error: {
+      code: 'result',
+      message: `expression returned ${out.slice(1)}; return a string, number, boolean, array or plain object, or null/undefined to remove the field`,
+    },
+    poisoned: false,
+  };
+}
+
+/** A failure of the host or of the WebAssembly machine itself (V8 stack, trap, abort). */
+function hostFailure(err: unknown): ExpressionError {
+  const msg = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  if (err instanceof RangeError && /call stack/i.test(err.message)) {
+    return {
+      code: 'stack',
+      message: `expression exhausted the host stack (${msg}); the sandbox was rebuilt; reduce recursion or nesting`,
+    };
+  }
+  if (/out of memory|OOM/i.test(msg)) {
+    return { code: 'memory', message: `the sandbox ran out of memory (${msg}); it was rebuilt` };
+  }
+  return { code: 'internal', message: `the expression sandbox failed (${msg}); it was rebuilt` };
+}
+
+function mib(bytes: number): string {
+  return `${Math.round(bytes / (1024 * 1024))} MiB`;
+}
