@@ -1,0 +1,79 @@
+/**
+ * Shared test helpers for the forwarder: emulated clusters with real clients, polling, and a
+ * recording logger.
+ */
+
+import type { ForwarderLogger } from '../../lib/forwarder/logger.ts';
+import { createKubeClient, type KubeClient } from '../../lib/kube/client.ts';
+import { kubeConfigFromString } from '../../lib/kube/kubeconfig.ts';
+import type { KubeObject } from '../../lib/kube/object.ts';
+import type { ClusterOptions } from '../../lib/local/apiserver/cluster.ts';
+import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+
+/** An emulated cluster and a real client on it (no client-side rate limit, quick retries). */
+export async function clusterWithClient(
+  options: ClusterOptions = {},
+): Promise<{ cluster: EmulatedCluster; client: KubeClient }> {
+  const cluster = await startCluster(options);
+  const client = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
+    qps: Number.POSITIVE_INFINITY,
+    retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 },
+  });
+  return { cluster, client };
+}
+
+/** Polls `check` until it returns true; throws with `what` after `timeoutMs`. */
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A logger that keeps every line, for assertions. */
+export class RecordingLogger implements ForwarderLogger {
+  readonly lines: Array<{ level: string; message: string; attributes?: Record<string, unknown> }> =
+    [];
+  debug(message: string, attributes?: Record<string, unknown>): void {
+    this.lines.push({ level: 'DEBUG', message, ...(attributes ? { attributes } : {}) });
+  }
+  info(message: string, attributes?: Record<string, unknown>): void {
+    this.lines.push({ level: 'INFO', message, ...(attributes ? { attributes } : {}) });
+  }
+  warn(message: string, attributes?: Record<string, unknown>): void {
+    this.lines.push({ level: 'WARN', message, ...(attributes ? { attributes } : {}) });
+  }
+  error(message: string, attributes?: Record<string, unknown>): void {
+    this.lines.push({ level: 'ERROR', message, ...(attributes ? { attributes } : {}) });
+  }
+}
+
+/** A minimal valid Endpoints. */
+export function endpoints(
+  namespace: string,
+  name: string,
+  ip = '10.0.0.1',
+  extra: Partial<KubeObject['metadata']> = {},
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { namespace, name, ...extra },
+    subsets: [{ addresses: [{ ip }], ports: [{ port: 80, protocol: 'TCP' }] }],
+  };
+}
+
+/** `namespace/name -> resourceVersion` of a list of objects. */
+export function versions(objects: readonly KubeObject[]): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const o of objects) {
+    out[`${o.metadata.namespace ?? ''}/${o.metadata.name}`] = o.metadata.resourceVersion;
+  }
+  return out;
+}
