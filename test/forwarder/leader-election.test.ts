@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { LeaderElector } from '../../lib/forwarder/leader-election.ts';
+import type { KubeClient } from '../../lib/kube/client.ts';
+import type { KubeObject } from '../../lib/kube/object.ts';
+import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import { clusterWithClient, waitFor } from './helpers.ts';
+
+let cluster: EmulatedCluster;
+let client: KubeClient;
+const electors: LeaderElector[] = [];
+
+afterEach(async () => {
+  await Promise.all(electors.splice(0).map((e) => e.stop()));
+  await client?.close();
+  await cluster?.close();
+});
+
+const timing = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 };
+
+function candidate(identity: string, log: string[]): LeaderElector {
+  const e = new LeaderElector({
+    client,
+    namespace: 'default',
+    name: 'forwarder',
+    identity,
+    ...timing,
+    onStartedLeading: () => log.push(`${identity}:start`),
+    onStoppedLeading: () => log.push(`${identity}:stop`),
+  });
+  electors.push(e);
+  return e;
+}
+
+function lease(): KubeObject & { spec?: Record<string, unknown> } {
+  return cluster.store.get('leases', 'default', 'forwarder') as KubeObject & {
+    spec?: Record<string, unknown>;
+  };
+}
+
+describe('LeaderElector against the emulator', () => {
+  it('elects exactly one of two candidates and fails over when the leader stops', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    const log: string[] = [];
+    const a = candidate('a', log);
+    const b = candidate('b', log);
+    a.start();
+    b.start();
+    await waitFor('a leader', () => a.isLeader() || b.isLeader());
+    // Several retry periods later there is still exactly one.
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 30));
+      expect(Number(a.isLeader()) + Number(b.isLeader())).toBe(1);
+    }
+    const [leader, standby] = a.isLeader() ? [a, b] : [b, a];
+    expect(standby.leader()).toBe(leader.identity);
+    expect(lease().spec?.holderIdentity).toBe(leader.identity);
+    expect(lease().spec?.leaseDurationSeconds).toBe(1);
+
+    await leader.stop();
+    expect(leader.isLeader()).toBe(false);
+    await waitFor('failover', () => standby.isLeader());
+    expect(lease().spec?.holderIdentity).toBe(standby.identity);
+    expect(lease().spec?.leaseTransitions).toBe(1);
+    expect(log).toEqual([
+      `${leader.identity}:start`,
+      `${leader.identity}:stop`,
+      `${standby.identity}:start`,
+    ]);
+  });
+
+  it('takes over a lease whose holder vanished without releasing it, after the lease duration', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    cluster.store.create('leases', 'default', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'forwarder', namespace: 'default' },
+      spec: { holderIdentity: 'crashed', leaseDurationSeconds: 1, leaseTransitions: 3 },
+    });
+    const log: string[] = [];
+    const c = candidate('c', log);
+    c.start();
+    await waitFor('sees the old holder', () => c.leader() === 'crashed');
+    expect(c.isLeader()).toBe(false);
+    await waitFor('takes over', () => c.isLeader(), 3000);
+    expect(lease().spec?.holderIdentity).toBe('c');
+    expect(lease().spec?.leaseTransitions).toBe(4);
+  });
+
+  it('steps down when another candidate holds the lease', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    const log: string[] = [];
+    const d = candidate('d', log);
+    d.start();
+    await waitFor('d leads', () => d.isLeader());
+    const current = lease();
+    cluster.store.update('leases', 'default', {
+      ...current,
+      spec: { ...current.spec, holderIdentity: 'intruder', renewTime: new Date().toISOString() },
+    });
+    await waitFor('d steps down', () => !d.isLeader());
+    expect(log).toEqual(['d:start', 'd:stop']);
+  });
+});
