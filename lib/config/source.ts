@@ -239,7 +239,11 @@ export class ConfigSource {
   }
 
   /** The last good configuration (if any), marked stale, with the reason. */
-  #fallback(error: ConfigSourceError, diagnostics: Diagnostic[], checkedAt: number): ConfigSnapshot {
+  #fallback(
+    error: ConfigSourceError,
+    diagnostics: Diagnostic[],
+    checkedAt: number,
+  ): ConfigSnapshot {
     const good = this.#good;
     return {
       uri: this.uri,
