@@ -2,7 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertValid, ConfigError, formatDiagnostic, loadConfigFile } from '../../lib/config/index.ts';
+import {
+  assertValid,
+  ConfigError,
+  formatDiagnostic,
+  loadConfigFile,
+} from '../../lib/config/index.ts';
 
 const fixtures = new URL('../fixtures/config/', import.meta.url).pathname;
 let dir: string;
@@ -27,8 +32,11 @@ describe('loadConfigFile', () => {
     expect(config.resources.endpoints.patches).toHaveLength(1);
     const raw = config.raw as Record<string, Record<string, unknown>>;
     expect(raw['telemetry']).toEqual({ enabled: false });
-    expect(raw['networking']?.['replicateServices']).toEqual({ toHost: [{ from: 'default/a', to: 'other/b' }] });
-    expect((raw['sync']?.['toHost'] as Record<string, unknown>)['pods']).toMatchObject({ enabled: true });
+    expect(raw['networking']?.['replicateServices']).toEqual({
+      toHost: [{ from: 'default/a', to: 'other/b' }],
+    });
+    const toHost = raw['sync']?.['toHost'] as Record<string, unknown> | undefined;
+    expect(toHost?.['pods']).toMatchObject({ enabled: true });
   });
 
   it('reports an error at the right line in a CRLF file with a block scalar', async () => {
@@ -36,14 +44,22 @@ describe('loadConfigFile', () => {
     const { config, diagnostics } = await loadConfigFile(path);
     expect(config).toBeUndefined();
     expect(diagnostics).toHaveLength(1);
-    expect(diagnostics[0]).toMatchObject({ line: 8, column: 15, configPath: 'sync.toHost.endpoints.patches[0].expression' });
+    expect(diagnostics[0]).toMatchObject({
+      line: 8,
+      column: 15,
+      configPath: 'sync.toHost.endpoints.patches[0].expression',
+    });
   });
 
   it('collects every error of a file with many mistakes', async () => {
     const path = join(fixtures, 'every-error.yaml');
     const { config, diagnostics } = await loadConfigFile(path);
     expect(config).toBeUndefined();
-    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.line}:${d.column} ${d.configPath}`)).toEqual([
+    expect(
+      diagnostics
+        .filter((d) => d.severity === 'error')
+        .map((d) => `${d.line}:${d.column} ${d.configPath}`),
+    ).toEqual([
       '4:16 sync.toHost.endpoints.enabled',
       '5:7 sync.toHost.endpoints.unknown',
       '7:17 sync.toHost.endpoints.patches[0].path',
@@ -74,12 +90,17 @@ describe('loadConfigFile', () => {
       ],
     });
     const directory = await loadConfigFile(dir);
-    expect(directory.diagnostics[0]?.message).toBe(`cannot read the configuration file ${dir}: it is a directory (EISDIR)`);
+    expect(directory.diagnostics[0]?.message).toBe(
+      `cannot read the configuration file ${dir}: it is a directory (EISDIR)`,
+    );
   });
 
   it('reads a file written just now', async () => {
     const path = join(dir, 'fresh.yaml');
-    await writeFile(path, 'sync:\n  toHost:\n    endpoints:\n      enabled: false\n    services:\n      enabled: false\n');
+    await writeFile(
+      path,
+      'sync:\n  toHost:\n    endpoints:\n      enabled: false\n    services:\n      enabled: false\n',
+    );
     const config = assertValid(await loadConfigFile(path));
     expect(config.resources.endpoints.enabled).toBe(false);
   });
@@ -98,7 +119,9 @@ describe('ConfigError and assertValid', () => {
     const error = thrown as ConfigError;
     expect(error.name).toBe('ConfigError');
     expect(error.diagnostics).toBe(result.diagnostics);
-    expect(error.message.split('\n')[0]).toBe(`${join(fixtures, 'every-error.yaml')}: the configuration has 12 errors; fix them and retry`);
+    expect(error.message.split('\n')[0]).toBe(
+      `${join(fixtures, 'every-error.yaml')}: the configuration has 12 errors; fix them and retry`,
+    );
     expect(error.message.split('\n')).toHaveLength(13);
   });
 });

@@ -36,7 +36,33 @@ const yamlish = fc.stringMatching(
 
 /** JSON-ish values, with keys drawn partly from the owned vocabulary. */
 const key = fc.oneof(
-  fc.constantFrom('sync', 'toHost', 'endpoints', 'services', 'secrets', 'configMaps', 'namespaces', 'enabled', 'patches', 'path', 'expression', 'reverseExpression', 'reference', 'apiVersion', 'kind', 'namePath', 'namespacePath', 'kindPath', 'apiVersionPath', 'labels', 'mappings', 'byName', 'networking', 'advanced', 'clusterDomain'),
+  fc.constantFrom(
+    'sync',
+    'toHost',
+    'endpoints',
+    'services',
+    'secrets',
+    'configMaps',
+    'namespaces',
+    'enabled',
+    'patches',
+    'path',
+    'expression',
+    'reverseExpression',
+    'reference',
+    'apiVersion',
+    'kind',
+    'namePath',
+    'namespacePath',
+    'kindPath',
+    'apiVersionPath',
+    'labels',
+    'mappings',
+    'byName',
+    'networking',
+    'advanced',
+    'clusterDomain',
+  ),
   fc.string({ maxLength: 8 }),
 );
 const { json } = fc.letrec((tie) => ({
@@ -70,29 +96,63 @@ describe('parseConfig properties', () => {
   });
 
   it('survives pathological nesting and sizes', () => {
-    for (const text of ['['.repeat(5000), '{a: '.repeat(3000), `${'- '.repeat(2000)}x`, 'a: "'.concat('x'.repeat(100_000)), 'x: |\n'.concat('  y\n'.repeat(20_000))]) {
+    for (const text of [
+      '['.repeat(5000),
+      '{a: '.repeat(3000),
+      `${'- '.repeat(2000)}x`,
+      'a: "'.concat('x'.repeat(100_000)),
+      'x: |\n'.concat('  y\n'.repeat(20_000)),
+    ]) {
       check(text);
     }
   });
 
   const segment = fc.oneof(
-    fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9-]{0,8}$/).filter((s) => s !== 'name' && s !== 'namespace'),
+    fc
+      .stringMatching(/^[a-zA-Z][a-zA-Z0-9-]{0,8}$/)
+      .filter((s) => s !== 'name' && s !== 'namespace'),
     fc.constant('[*]'),
     fc.nat({ max: 5 }).map((n) => `[${n}]`),
     fc.stringMatching(/^[a-z./-]{1,12}$/).map((s) => `[${JSON.stringify(s)}]`),
   );
   const path = fc
     .array(segment, { minLength: 1, maxLength: 4 })
-    .map((segs) => `spec.${segs.map((s, i) => (i === 0 || s.startsWith('[') ? s.replace(/^\./, '') : `.${s}`)).join('')}`.replace(/\.\[/g, '['));
-  const expression = fc.constantFrom('value', '"prefix-" + value', 'btoa(value)', 'atob(value)', 'value?.trim() ?? ""', '`${value}-x`', '(() => value)()', 'context.path', 'virtualToHostDNS(value)', 'value ? 1 : 2');
+    .map((segs) =>
+      `spec.${segs.map((s, i) => (i === 0 || s.startsWith('[') ? s.replace(/^\./, '') : `.${s}`)).join('')}`.replace(
+        /\.\[/g,
+        '[',
+      ),
+    );
+  const expression = fc.constantFrom(
+    'value',
+    '"prefix-" + value',
+    'btoa(value)',
+    'atob(value)',
+    'value?.trim() ?? ""',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal expression, as text
+    '`${value}-x`',
+    '(() => value)()',
+    'context.path',
+    'virtualToHostDNS(value)',
+    'value ? 1 : 2',
+  );
   const patch = fc.oneof(
     fc.record({ path, expression, reverseExpression: expression }),
     fc.record({
       path,
       reference: fc.oneof(
-        fc.record({ apiVersion: fc.constant('v1'), kind: fc.constantFrom('Secret', 'ConfigMap', 'Service') }),
+        fc.record({
+          apiVersion: fc.constant('v1'),
+          kind: fc.constantFrom('Secret', 'ConfigMap', 'Service'),
+        }),
         fc.record(
-          { apiVersion: fc.constant('v1'), kind: fc.constantFrom('Secret', 'ConfigMap'), namePath: fc.constant('name'), namespacePath: fc.constant('namespace'), kindPath: fc.constant('kind') },
+          {
+            apiVersion: fc.constant('v1'),
+            kind: fc.constantFrom('Secret', 'ConfigMap'),
+            namePath: fc.constant('name'),
+            namespacePath: fc.constant('namespace'),
+            kindPath: fc.constant('kind'),
+          },
           { requiredKeys: ['apiVersion', 'kind', 'namePath'] },
         ),
       ),
@@ -111,11 +171,26 @@ describe('parseConfig properties', () => {
         }),
         fc.boolean(),
         ({ endpoints, secrets }, enabled) => {
-          const text = stringify({ sync: { toHost: { endpoints: { enabled, patches: endpoints }, services: { enabled }, secrets: { patches: secrets } } } });
+          const text = stringify({
+            sync: {
+              toHost: {
+                endpoints: { enabled, patches: endpoints },
+                services: { enabled },
+                secrets: { patches: secrets },
+              },
+            },
+          });
           const result = parseConfig(text, 'gen.yaml');
           expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
           expect(result.config?.resources.endpoints.enabled).toBe(enabled);
-          const strip = ({ configPath: _c, position: _p, ...rest }: { configPath: string; position?: unknown }) => rest;
+          const strip = ({
+            configPath: _c,
+            position: _p,
+            ...rest
+          }: {
+            configPath: string;
+            position?: unknown;
+          }) => rest;
           expect(result.config?.resources.endpoints.patches.map(strip)).toEqual(endpoints);
           expect(result.config?.resources.secrets.patches.map(strip)).toEqual(secrets);
           for (const resource of OWNED_RESOURCES) {

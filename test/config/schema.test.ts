@@ -11,7 +11,9 @@ import { parseConfig } from '../../lib/config/parse-config.ts';
 import { compileSchema } from '../../lib/contract/json-schema.ts';
 
 const root = new URL('../../', import.meta.url);
-const schemaDocument = JSON.parse(readFileSync(new URL('schema/config.schema.json', root), 'utf8')) as SchemaNode;
+const schemaDocument = JSON.parse(
+  readFileSync(new URL('schema/config.schema.json', root), 'utf8'),
+) as SchemaNode;
 const schema = compileSchema(schemaDocument);
 
 interface SchemaNode {
@@ -53,7 +55,9 @@ describe('config.schema.json', () => {
     // refuses, every loader error must be one of those the schema cannot express.
     if (issues.length === 0 && loaded.config === undefined) {
       for (const d of loaded.diagnostics.filter((x) => x.severity === 'error')) {
-        expect(d.message, name).toMatch(/valid expression|valid path|would patch metadata|both patch path|namePath|both map to host namespace|not a valid namespace name/);
+        expect(d.message, name).toMatch(
+          /valid expression|valid path|would patch metadata|both patch path|namePath|both map to host namespace|not a valid namespace name/,
+        );
       }
     }
   });
@@ -70,7 +74,10 @@ describe('config.schema.json', () => {
       const section = deref(toHost[resource]!);
       expect(section.properties!['enabled']!.default, resource).toBe(defaults.enabled);
     }
-    const domain = schemaDocument.properties!['networking']!.properties!['advanced']!.properties!['clusterDomain']!;
+    const domain =
+      schemaDocument.properties!['networking']!.properties!['advanced']!.properties![
+        'clusterDomain'
+      ]!;
     expect(domain.default).toBe(DEFAULTS.networking.advanced.clusterDomain);
   });
 
@@ -93,14 +100,25 @@ describe('config.schema.json', () => {
     const patchKeys = Object.keys(deref({ $ref: '#/definitions/ExpressionPatch' }).properties!);
     const referenceKeys = Object.keys(deref({ $ref: '#/definitions/Reference' }).properties!);
     expect(patchKeys).toEqual(['path', 'expression', 'reverseExpression']);
-    expect(referenceKeys.sort()).toEqual(['apiVersion', 'apiVersionPath', 'kind', 'kindPath', 'labels', 'namePath', 'namespacePath']);
+    expect(referenceKeys.sort()).toEqual([
+      'apiVersion',
+      'apiVersionPath',
+      'kind',
+      'kindPath',
+      'labels',
+      'namePath',
+      'namespacePath',
+    ]);
   });
 
   it('agrees with the loader on the mode rules of a patch', () => {
     const cases: [string, boolean][] = [
       ['{path: a, expression: value, reverseExpression: value}', true],
       ['{path: a, reverseExpression: value}', true],
-      ['{path: a, reference: {apiVersion: v1, kind: Secret, namePath: n, namespacePath: ns}}', true],
+      [
+        '{path: a, reference: {apiVersion: v1, kind: Secret, namePath: n, namespacePath: ns}}',
+        true,
+      ],
       ['{path: a}', false],
       ['{path: a, expression: value, reference: {apiVersion: v1, kind: Secret}}', false],
       ['{path: a, reference: {kind: Secret}}', false],
