@@ -70,7 +70,12 @@ describe('create and read', () => {
   });
 
   it('answers 400 when body and URL namespaces differ', async () => {
-    const r = await call(c.url, 'POST', `${ns}/endpoints`, endpoints('x', '10.0.0.1', { namespace: 'kube-system' }));
+    const r = await call(
+      c.url,
+      'POST',
+      `${ns}/endpoints`,
+      endpoints('x', '10.0.0.1', { namespace: 'kube-system' }),
+    );
     expect(r.status).toBe(400);
     expect(r.body.reason).toBe('BadRequest');
     expect(r.body.message).toBe(
@@ -90,7 +95,9 @@ describe('create and read', () => {
     expect(r.body.details.causes).toEqual([
       {
         reason: 'FieldValueInvalid',
-        message: expect.stringMatching(/^Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/),
+        message: expect.stringMatching(
+          /^Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+        ),
         field: 'metadata.name',
       },
     ]);
@@ -121,7 +128,9 @@ describe('create and read', () => {
       ],
     });
     expect(r.status).toBe(422);
-    const fields = r.body.details.causes.map((x: { field: string; reason: string }) => `${x.field} ${x.reason}`);
+    const fields = r.body.details.causes.map(
+      (x: { field: string; reason: string }) => `${x.field} ${x.reason}`,
+    );
     expect(fields).toEqual([
       'subsets[0].addresses[0].ip FieldValueInvalid',
       'subsets[0].addresses[0].ip FieldValueInvalid',
@@ -142,7 +151,15 @@ describe('create and read', () => {
   it('rejects duplicate port names', async () => {
     const r = await call(c.url, 'POST', `${ns}/endpoints`, {
       metadata: { name: 'dup-ports' },
-      subsets: [{ addresses: [{ ip: '10.0.0.9' }], ports: [{ name: 'a', port: 1 }, { name: 'a', port: 2 }] }],
+      subsets: [
+        {
+          addresses: [{ ip: '10.0.0.9' }],
+          ports: [
+            { name: 'a', port: 1 },
+            { name: 'a', port: 2 },
+          ],
+        },
+      ],
     });
     expect(r.status).toBe(422);
     expect(r.body.message).toContain('subsets[0].ports[1].name: Duplicate value: "a"');
@@ -174,7 +191,9 @@ describe('create and read', () => {
     const j = await call(c.url, 'POST', `${ns}/configmaps`, '{bad');
     expect(j.status).toBe(400);
     expect(j.body.reason).toBe('BadRequest');
-    expect(j.body.message).toMatch(/^the object provided is unrecognized \(must be of type ConfigMap\): couldn't get version\/kind; json parse error: /);
+    expect(j.body.message).toMatch(
+      /^the object provided is unrecognized \(must be of type ConfigMap\): couldn't get version\/kind; json parse error: /,
+    );
     const y = await call(c.url, 'POST', `${ns}/configmaps`, 'a: [b', 'application/yaml');
     expect(y.status).toBe(400);
     const ok = await call(c.url, 'GET', '/healthz');
@@ -194,7 +213,9 @@ describe('create and read', () => {
   });
 
   it('refuses resourceVersion on create like etcd storage does', async () => {
-    const r = await call(c.url, 'POST', `${ns}/configmaps`, { metadata: { name: 'rv-set', resourceVersion: '5' } });
+    const r = await call(c.url, 'POST', `${ns}/configmaps`, {
+      metadata: { name: 'rv-set', resourceVersion: '5' },
+    });
     expect(r.status).toBe(500);
     expect(r.body.message).toBe('resourceVersion should not be set on objects to be created');
   });
@@ -208,7 +229,10 @@ describe('create and read', () => {
   });
 
   it('answers 400 for bad base64 in Secret data, and merges stringData', async () => {
-    const bad = await call(c.url, 'POST', `${ns}/secrets`, { metadata: { name: 's1' }, data: { a: 'abc$' } });
+    const bad = await call(c.url, 'POST', `${ns}/secrets`, {
+      metadata: { name: 's1' },
+      data: { a: 'abc$' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toBe(
       'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3',
@@ -225,16 +249,27 @@ describe('create and read', () => {
   });
 
   it('defaults Services and allocates distinct cluster IPs', async () => {
-    const a = await call(c.url, 'POST', `${ns}/services`, { metadata: { name: 'svc-a' }, spec: { ports: [{ port: 80 }] } });
-    const b = await call(c.url, 'POST', `${ns}/services`, { metadata: { name: 'svc-b' }, spec: { ports: [{ port: 80 }] } });
+    const a = await call(c.url, 'POST', `${ns}/services`, {
+      metadata: { name: 'svc-a' },
+      spec: { ports: [{ port: 80 }] },
+    });
+    const b = await call(c.url, 'POST', `${ns}/services`, {
+      metadata: { name: 'svc-b' },
+      spec: { ports: [{ port: 80 }] },
+    });
     expect(a.status).toBe(201);
     expect(a.body.spec.type).toBe('ClusterIP');
     expect(a.body.spec.clusterIP).toMatch(/^10\.96\.\d+\.\d+$/);
     expect(a.body.spec.clusterIPs).toEqual([a.body.spec.clusterIP]);
     expect(a.body.spec.ports[0]).toEqual({ port: 80, protocol: 'TCP', targetPort: 80 });
     expect(b.body.spec.clusterIP).not.toBe(a.body.spec.clusterIP);
-    const bad = await call(c.url, 'POST', `${ns}/services`, { metadata: { name: 'Bad' }, spec: { ports: [{ port: 80 }] } });
-    expect(bad.body.message).toMatch(/^Service "Bad" is invalid: metadata\.name: Invalid value: "Bad": a DNS-1035 label/);
+    const bad = await call(c.url, 'POST', `${ns}/services`, {
+      metadata: { name: 'Bad' },
+      spec: { ports: [{ port: 80 }] },
+    });
+    expect(bad.body.message).toMatch(
+      /^Service "Bad" is invalid: metadata\.name: Invalid value: "Bad": a DNS-1035 label/,
+    );
   });
 });
 
@@ -242,9 +277,14 @@ describe('update, patch, delete', () => {
   it('PUT with a stale resourceVersion is 409 Conflict; without one is unconditional', async () => {
     const created = await call(c.url, 'POST', `${ns}/endpoints`, endpoints('upd'));
     const first = created.body;
-    const ok = await call(c.url, 'PUT', `${ns}/endpoints/upd`, { ...first, metadata: { ...first.metadata, labels: { a: '1' } } });
+    const ok = await call(c.url, 'PUT', `${ns}/endpoints/upd`, {
+      ...first,
+      metadata: { ...first.metadata, labels: { a: '1' } },
+    });
     expect(ok.status).toBe(200);
-    expect(Number(ok.body.metadata.resourceVersion)).toBeGreaterThan(Number(first.metadata.resourceVersion));
+    expect(Number(ok.body.metadata.resourceVersion)).toBeGreaterThan(
+      Number(first.metadata.resourceVersion),
+    );
     const stale = await call(c.url, 'PUT', `${ns}/endpoints/upd`, first);
     expect(stale.status).toBe(409);
     expect(stale.body).toMatchObject({
@@ -254,7 +294,10 @@ describe('update, patch, delete', () => {
       details: { name: 'upd', kind: 'endpoints' },
     });
     const { resourceVersion: _drop, ...meta } = first.metadata;
-    const unconditional = await call(c.url, 'PUT', `${ns}/endpoints/upd`, { ...first, metadata: meta });
+    const unconditional = await call(c.url, 'PUT', `${ns}/endpoints/upd`, {
+      ...first,
+      metadata: meta,
+    });
     expect(unconditional.status).toBe(200);
     expect(unconditional.body.metadata.uid).toBe(first.metadata.uid);
     expect(unconditional.body.metadata.creationTimestamp).toBe(first.metadata.creationTimestamp);
@@ -269,18 +312,25 @@ describe('update, patch, delete', () => {
   it('PUT of a missing Endpoints creates it (201); of a missing ConfigMap is 404', async () => {
     const ep = await call(c.url, 'PUT', `${ns}/endpoints/put-created`, endpoints('put-created'));
     expect(ep.status).toBe(201);
-    const cm = await call(c.url, 'PUT', `${ns}/configmaps/put-missing`, { metadata: { name: 'put-missing' } });
+    const cm = await call(c.url, 'PUT', `${ns}/configmaps/put-missing`, {
+      metadata: { name: 'put-missing' },
+    });
     expect(cm.status).toBe(404);
   });
 
   it('PUT with a body name different from the URL is 400', async () => {
     const r = await call(c.url, 'PUT', `${ns}/endpoints/upd`, endpoints('other'));
     expect(r.status).toBe(400);
-    expect(r.body.message).toBe('the name of the object (other) does not match the name on the URL (upd)');
+    expect(r.body.message).toBe(
+      'the name of the object (other) does not match the name on the URL (upd)',
+    );
   });
 
   it('merge patch merges maps and deletes with null', async () => {
-    await call(c.url, 'POST', `${ns}/configmaps`, { metadata: { name: 'mp', labels: { a: '1', b: '2' } }, data: { x: '1' } });
+    await call(c.url, 'POST', `${ns}/configmaps`, {
+      metadata: { name: 'mp', labels: { a: '1', b: '2' } },
+      data: { x: '1' },
+    });
     const r = await call(
       c.url,
       'PATCH',
@@ -340,15 +390,25 @@ describe('update, patch, delete', () => {
       c.url,
       'PATCH',
       `${ns}/endpoints/smp`,
-      { metadata: { labels: { add: 'x' } }, subsets: [{ addresses: [{ ip: '10.0.0.3' }], ports: [{ port: 81 }] }] },
+      {
+        metadata: { labels: { add: 'x' } },
+        subsets: [{ addresses: [{ ip: '10.0.0.3' }], ports: [{ port: 81 }] }],
+      },
       'application/strategic-merge-patch+json',
     );
     expect(ep.status).toBe(200);
-    expect(ep.body.subsets).toEqual([{ addresses: [{ ip: '10.0.0.3' }], ports: [{ port: 81, protocol: 'TCP' }] }]);
+    expect(ep.body.subsets).toEqual([
+      { addresses: [{ ip: '10.0.0.3' }], ports: [{ port: 81, protocol: 'TCP' }] },
+    ]);
     expect(ep.body.metadata.labels).toEqual({ keep: 'yes', add: 'x' });
     await call(c.url, 'POST', `${ns}/services`, {
       metadata: { name: 'smp-svc' },
-      spec: { ports: [{ name: 'a', port: 80 }, { name: 'b', port: 81 }] },
+      spec: {
+        ports: [
+          { name: 'a', port: 80 },
+          { name: 'b', port: 81 },
+        ],
+      },
     });
     const svc = await call(
       c.url,
@@ -357,7 +417,9 @@ describe('update, patch, delete', () => {
       { spec: { ports: [{ port: 81, name: 'b', targetPort: 8081 }] } },
       'application/strategic-merge-patch+json',
     );
-    expect(svc.body.spec.ports.map((p: { port: number; targetPort: number }) => [p.port, p.targetPort])).toEqual([
+    expect(
+      svc.body.spec.ports.map((p: { port: number; targetPort: number }) => [p.port, p.targetPort]),
+    ).toEqual([
       [80, 80],
       [81, 8081],
     ]);
@@ -376,19 +438,28 @@ describe('update, patch, delete', () => {
 
   it('delete returns the object and honours preconditions', async () => {
     const created = (await call(c.url, 'POST', `${ns}/endpoints`, endpoints('del'))).body;
-    const badUid = await call(c.url, 'DELETE', `${ns}/endpoints/del`, { preconditions: { uid: 'other' } });
+    const badUid = await call(c.url, 'DELETE', `${ns}/endpoints/del`, {
+      preconditions: { uid: 'other' },
+    });
     expect(badUid.status).toBe(409);
     expect(badUid.body.message).toBe(
       `Operation cannot be fulfilled on endpoints "del": Precondition failed: UID in precondition: other, UID in object meta: ${created.metadata.uid}`,
     );
-    const badRv = await call(c.url, 'DELETE', `${ns}/endpoints/del`, { preconditions: { resourceVersion: '1' } });
+    const badRv = await call(c.url, 'DELETE', `${ns}/endpoints/del`, {
+      preconditions: { resourceVersion: '1' },
+    });
     expect(badRv.status).toBe(409);
-    expect(badRv.body.message).toContain('Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta:');
+    expect(badRv.body.message).toContain(
+      'Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta:',
+    );
     const ok = await call(c.url, 'DELETE', `${ns}/endpoints/del`, {
       kind: 'DeleteOptions',
       apiVersion: 'v1',
       propagationPolicy: 'Background',
-      preconditions: { uid: created.metadata.uid, resourceVersion: created.metadata.resourceVersion },
+      preconditions: {
+        uid: created.metadata.uid,
+        resourceVersion: created.metadata.resourceVersion,
+      },
     });
     expect(ok.status).toBe(200);
     expect(ok.body.kind).toBe('Endpoints');
@@ -398,7 +469,9 @@ describe('update, patch, delete', () => {
   });
 
   it('finalizers hold a deleted object until they are removed', async () => {
-    await call(c.url, 'POST', `${ns}/configmaps`, { metadata: { name: 'fin', finalizers: ['example.com/hold'] } });
+    await call(c.url, 'POST', `${ns}/configmaps`, {
+      metadata: { name: 'fin', finalizers: ['example.com/hold'] },
+    });
     const del = await call(c.url, 'DELETE', `${ns}/configmaps/fin`);
     expect(del.status).toBe(200);
     expect(del.body.metadata.deletionTimestamp).toBeDefined();
@@ -466,14 +539,22 @@ describe('lists', () => {
     expect(r.body.apiVersion).toBe('v1');
     expect(r.body.metadata.resourceVersion).toBe(c.store.resourceVersion());
     expect(r.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual([
-      'e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6',
+      'e0',
+      'e1',
+      'e2',
+      'e3',
+      'e4',
+      'e5',
+      'e6',
     ]);
     expect(r.body.items[0].kind).toBeUndefined();
   });
 
   it('lists across namespaces', async () => {
     const r = await call(c.url, 'GET', '/api/v1/endpoints');
-    const nss = new Set(r.body.items.map((i: { metadata: { namespace: string } }) => i.metadata.namespace));
+    const nss = new Set(
+      r.body.items.map((i: { metadata: { namespace: string } }) => i.metadata.namespace),
+    );
     expect(nss.has('lists') && nss.has('default')).toBe(true);
   });
 
@@ -487,24 +568,44 @@ describe('lists', () => {
     ['!missing,tier=even,idx>3', ['e4', 'e6']],
     ['missing', []],
   ])('labelSelector %s', async (sel, names) => {
-    const r = await call(c.url, 'GET', `/api/v1/namespaces/lists/endpoints?labelSelector=${encodeURIComponent(sel)}`);
+    const r = await call(
+      c.url,
+      'GET',
+      `/api/v1/namespaces/lists/endpoints?labelSelector=${encodeURIComponent(sel)}`,
+    );
     expect(r.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(names);
   });
 
   it('invalid selectors are 400 with a clear message', async () => {
-    const r = await call(c.url, 'GET', `/api/v1/endpoints?labelSelector=${encodeURIComponent('a in (b')}`);
+    const r = await call(
+      c.url,
+      'GET',
+      `/api/v1/endpoints?labelSelector=${encodeURIComponent('a in (b')}`,
+    );
     expect(r.status).toBe(400);
     expect(r.body.reason).toBe('BadRequest');
     expect(r.body.message).toMatch(/^unable to parse requirement: /);
     const f = await call(c.url, 'GET', '/api/v1/endpoints?fieldSelector=spec.foo%3Dbar');
     expect(f.status).toBe(400);
-    expect(f.body.message).toBe('"spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace"');
+    expect(f.body.message).toBe(
+      '"spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
   });
 
   it('fieldSelector on metadata.name and metadata.namespace', async () => {
-    const r = await call(c.url, 'GET', '/api/v1/endpoints?fieldSelector=metadata.name%3De2,metadata.namespace%3Dlists');
-    expect(r.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['e2']);
-    const neq = await call(c.url, 'GET', '/api/v1/namespaces/lists/endpoints?fieldSelector=metadata.name!%3De2');
+    const r = await call(
+      c.url,
+      'GET',
+      '/api/v1/endpoints?fieldSelector=metadata.name%3De2,metadata.namespace%3Dlists',
+    );
+    expect(r.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual([
+      'e2',
+    ]);
+    const neq = await call(
+      c.url,
+      'GET',
+      '/api/v1/namespaces/lists/endpoints?fieldSelector=metadata.name!%3De2',
+    );
     expect(neq.body.items).toHaveLength(6);
   });
 
@@ -519,7 +620,11 @@ describe('lists', () => {
     const names = p1.body.items.map((i: { metadata: { name: string } }) => i.metadata.name);
     let cont = p1.body.metadata.continue;
     while (cont) {
-      const p = await call(c.url, 'GET', `/api/v1/namespaces/lists/endpoints?limit=3&continue=${encodeURIComponent(cont)}`);
+      const p = await call(
+        c.url,
+        'GET',
+        `/api/v1/namespaces/lists/endpoints?limit=3&continue=${encodeURIComponent(cont)}`,
+      );
       expect(p.status).toBe(200);
       expect(p.body.metadata.resourceVersion).toBe(p1.body.metadata.resourceVersion);
       names.push(...p.body.items.map((i: { metadata: { name: string } }) => i.metadata.name));
@@ -530,29 +635,59 @@ describe('lists', () => {
 
   it('an expired continue token is 410 Expired; a malformed one is 400', async () => {
     const p1 = await call(c.url, 'GET', '/api/v1/namespaces/lists/endpoints?limit=2');
-    await call(c.url, 'POST', '/api/v1/namespaces/lists/configmaps', { metadata: { name: 'bump' } });
+    await call(c.url, 'POST', '/api/v1/namespaces/lists/configmaps', {
+      metadata: { name: 'bump' },
+    });
     c.store.compact();
-    const gone = await call(c.url, 'GET', `/api/v1/namespaces/lists/endpoints?limit=2&continue=${encodeURIComponent(p1.body.metadata.continue)}`);
+    const gone = await call(
+      c.url,
+      'GET',
+      `/api/v1/namespaces/lists/endpoints?limit=2&continue=${encodeURIComponent(p1.body.metadata.continue)}`,
+    );
     expect(gone.status).toBe(410);
     expect(gone.body.reason).toBe('Expired');
     expect(gone.body.message).toMatch(/^The provided continue parameter is too old/);
-    const bad = await call(c.url, 'GET', '/api/v1/namespaces/lists/endpoints?limit=2&continue=garbage');
+    const bad = await call(
+      c.url,
+      'GET',
+      '/api/v1/namespaces/lists/endpoints?limit=2&continue=garbage',
+    );
     expect(bad.status).toBe(400);
   });
 
   it('resourceVersion semantics: 0 ignores limit, Exact is a snapshot, too large is 504', async () => {
-    const any = await call(c.url, 'GET', '/api/v1/namespaces/lists/endpoints?resourceVersion=0&limit=1');
+    const any = await call(
+      c.url,
+      'GET',
+      '/api/v1/namespaces/lists/endpoints?resourceVersion=0&limit=1',
+    );
     expect(any.body.items.length).toBeGreaterThan(1);
     expect(any.body.metadata.continue).toBeUndefined();
     const rv = c.store.resourceVersion();
-    await call(c.url, 'POST', '/api/v1/namespaces/lists/endpoints', { metadata: { name: 'later' } });
-    const exact = await call(c.url, 'GET', `/api/v1/namespaces/lists/endpoints?resourceVersion=${rv}&resourceVersionMatch=Exact`);
+    await call(c.url, 'POST', '/api/v1/namespaces/lists/endpoints', {
+      metadata: { name: 'later' },
+    });
+    const exact = await call(
+      c.url,
+      'GET',
+      `/api/v1/namespaces/lists/endpoints?resourceVersion=${rv}&resourceVersionMatch=Exact`,
+    );
     expect(exact.body.metadata.resourceVersion).toBe(rv);
-    expect(exact.body.items.some((i: { metadata: { name: string } }) => i.metadata.name === 'later')).toBe(false);
-    const future = await call(c.url, 'GET', '/api/v1/namespaces/lists/endpoints?resourceVersion=999999');
+    expect(
+      exact.body.items.some((i: { metadata: { name: string } }) => i.metadata.name === 'later'),
+    ).toBe(false);
+    const future = await call(
+      c.url,
+      'GET',
+      '/api/v1/namespaces/lists/endpoints?resourceVersion=999999',
+    );
     expect(future.status).toBe(504);
     expect(future.body.reason).toBe('Timeout');
-    const badMatch = await call(c.url, 'GET', '/api/v1/namespaces/lists/endpoints?resourceVersionMatch=Exact');
+    const badMatch = await call(
+      c.url,
+      'GET',
+      '/api/v1/namespaces/lists/endpoints?resourceVersionMatch=Exact',
+    );
     expect(badMatch.status).toBe(422);
     expect(badMatch.body.message).toBe(
       'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
@@ -562,7 +697,12 @@ describe('lists', () => {
 
 describe('routing and discovery', () => {
   it('unknown paths are 404 with the generic message', async () => {
-    for (const p of ['/api/v1/widgets', '/apis/apps/v1/deployments', '/nope', '/api/v1/namespaces/default/endpoints/a/b/c']) {
+    for (const p of [
+      '/api/v1/widgets',
+      '/apis/apps/v1/deployments',
+      '/nope',
+      '/api/v1/namespaces/default/endpoints/a/b/c',
+    ]) {
       const r = await call(c.url, 'GET', p);
       expect(r.status).toBe(404);
       expect(r.body.message).toBe('the server could not find the requested resource');
@@ -580,7 +720,10 @@ describe('routing and discovery', () => {
   it('serves version, api, apis, resource lists and health', async () => {
     const v = await call(c.url, 'GET', '/version');
     expect(v.body).toMatchObject({ major: '1', minor: '33', gitVersion: 'v1.33.0' });
-    expect((await call(c.url, 'GET', '/api')).body).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
+    expect((await call(c.url, 'GET', '/api')).body).toMatchObject({
+      kind: 'APIVersions',
+      versions: ['v1'],
+    });
     const v1 = (await call(c.url, 'GET', '/api/v1')).body;
     expect(v1.kind).toBe('APIResourceList');
     expect(v1.groupVersion).toBe('v1');
@@ -594,10 +737,21 @@ describe('routing and discovery', () => {
       shortNames: ['ep'],
     });
     const short = Object.fromEntries(
-      v1.resources.filter((r: { shortNames?: string[] }) => r.shortNames).map((r: { name: string; shortNames: string[] }) => [r.name, r.shortNames[0]]),
+      v1.resources
+        .filter((r: { shortNames?: string[] }) => r.shortNames)
+        .map((r: { name: string; shortNames: string[] }) => [r.name, r.shortNames[0]]),
     );
-    expect(short).toEqual({ configmaps: 'cm', endpoints: 'ep', events: 'ev', namespaces: 'ns', pods: 'po', services: 'svc' });
-    expect(v1.resources.find((r: { name: string }) => r.name === 'namespaces').namespaced).toBe(false);
+    expect(short).toEqual({
+      configmaps: 'cm',
+      endpoints: 'ep',
+      events: 'ev',
+      namespaces: 'ns',
+      pods: 'po',
+      services: 'svc',
+    });
+    expect(v1.resources.find((r: { name: string }) => r.name === 'namespaces').namespaced).toBe(
+      false,
+    );
     const apis = (await call(c.url, 'GET', '/apis')).body;
     expect(apis.kind).toBe('APIGroupList');
     expect(apis.groups[0].name).toBe('coordination.k8s.io');
@@ -619,19 +773,29 @@ describe('routing and discovery', () => {
     });
     expect(r.status).toBe(201);
     expect(r.body.apiVersion).toBe('coordination.k8s.io/v1');
-    const wrong = await call(c.url, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', {
-      apiVersion: 'v1',
-      kind: 'Lease',
-      metadata: { name: 'x' },
-    });
+    const wrong = await call(
+      c.url,
+      'POST',
+      '/apis/coordination.k8s.io/v1/namespaces/default/leases',
+      {
+        apiVersion: 'v1',
+        kind: 'Lease',
+        metadata: { name: 'x' },
+      },
+    );
     expect(wrong.status).toBe(400);
     expect(wrong.body.message).toBe(
       'the API version in the data (v1) does not match the expected API version (coordination.k8s.io/v1)',
     );
-    const bad = await call(c.url, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', {
-      metadata: { name: 'bad' },
-      spec: { leaseDurationSeconds: 0 },
-    });
+    const bad = await call(
+      c.url,
+      'POST',
+      '/apis/coordination.k8s.io/v1/namespaces/default/leases',
+      {
+        metadata: { name: 'bad' },
+        spec: { leaseDurationSeconds: 0 },
+      },
+    );
     expect(bad.status).toBe(422);
     expect(bad.body.message).toBe(
       'Lease.coordination.k8s.io "bad" is invalid: spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0',

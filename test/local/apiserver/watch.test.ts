@@ -10,7 +10,10 @@ beforeEach(async () => {
 });
 afterEach(() => c.close());
 
-async function until(w: Awaited<ReturnType<typeof openWatch>>, pred: (e: WireEvent) => boolean): Promise<WireEvent> {
+async function until(
+  w: Awaited<ReturnType<typeof openWatch>>,
+  pred: (e: WireEvent) => boolean,
+): Promise<WireEvent> {
   for (;;) {
     const e = await w.next();
     if (!e) throw new Error('stream ended');
@@ -26,7 +29,13 @@ describe('watch', () => {
     expect(w.headers.get('content-type')).toBe('application/json');
     expect(w.headers.get('transfer-encoding')).toBe('chunked');
     await call(c.url, 'POST', `${ns}/endpoints`, endpoints('a'));
-    await call(c.url, 'PATCH', `${ns}/endpoints/a`, { metadata: { labels: { x: 'y' } } }, 'application/merge-patch+json');
+    await call(
+      c.url,
+      'PATCH',
+      `${ns}/endpoints/a`,
+      { metadata: { labels: { x: 'y' } } },
+      'application/merge-patch+json',
+    );
     await call(c.url, 'DELETE', `${ns}/endpoints/a`);
     const events = [await w.next(), await w.next(), await w.next()];
     expect(events.map((e) => e?.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
@@ -58,7 +67,8 @@ describe('watch', () => {
   });
 
   it('a compacted resourceVersion gets an ERROR 410 Expired event, then the stream ends', async () => {
-    for (let i = 0; i < 30; i++) await call(c.url, 'POST', `${ns}/configmaps`, { metadata: { name: `c${i}` } });
+    for (let i = 0; i < 30; i++)
+      await call(c.url, 'POST', `${ns}/configmaps`, { metadata: { name: `c${i}` } });
     const w = await openWatch(c.url, `${ns}/endpoints?watch=true&resourceVersion=1`);
     expect(w.status).toBe(200);
     const e = await w.next();
@@ -77,14 +87,24 @@ describe('watch', () => {
   });
 
   it('sends periodic bookmarks carrying only kind, apiVersion and resourceVersion', async () => {
-    const w = await openWatch(c.url, `${ns}/endpoints?watch=true&allowWatchBookmarks=true&resourceVersion=${c.store.resourceVersion()}`);
+    const w = await openWatch(
+      c.url,
+      `${ns}/endpoints?watch=true&allowWatchBookmarks=true&resourceVersion=${c.store.resourceVersion()}`,
+    );
     const b = await until(w, (e) => e.type === 'BOOKMARK');
-    expect(b.object).toEqual({ kind: 'Endpoints', apiVersion: 'v1', metadata: { resourceVersion: c.store.resourceVersion() } });
+    expect(b.object).toEqual({
+      kind: 'Endpoints',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: c.store.resourceVersion() },
+    });
     w.close();
   });
 
   it('ends cleanly after timeoutSeconds', async () => {
-    const w = await openWatch(c.url, `${ns}/endpoints?watch=true&timeoutSeconds=1&resourceVersion=${c.store.resourceVersion()}`);
+    const w = await openWatch(
+      c.url,
+      `${ns}/endpoints?watch=true&timeoutSeconds=1&resourceVersion=${c.store.resourceVersion()}`,
+    );
     expect(await w.next(3000)).toBeUndefined();
     expect(await w.ended).toBe(true);
   });
@@ -108,32 +128,67 @@ describe('watch', () => {
   });
 
   it('applies selectors; an object leaving the selector is DELETED for the watcher', async () => {
-    const w = await openWatch(c.url, `${ns}/endpoints?watch=true&labelSelector=app%3Dweb&resourceVersion=${c.store.resourceVersion()}`);
+    const w = await openWatch(
+      c.url,
+      `${ns}/endpoints?watch=true&labelSelector=app%3Dweb&resourceVersion=${c.store.resourceVersion()}`,
+    );
     await call(c.url, 'POST', `${ns}/endpoints`, endpoints('other'));
-    await call(c.url, 'POST', `${ns}/endpoints`, endpoints('web', '10.0.0.1', { labels: { app: 'web' } }));
-    await call(c.url, 'PATCH', `${ns}/endpoints/web`, { metadata: { labels: { app: 'db' } } }, 'application/merge-patch+json');
-    await call(c.url, 'PATCH', `${ns}/endpoints/other`, { metadata: { labels: { app: 'web' } } }, 'application/merge-patch+json');
+    await call(
+      c.url,
+      'POST',
+      `${ns}/endpoints`,
+      endpoints('web', '10.0.0.1', { labels: { app: 'web' } }),
+    );
+    await call(
+      c.url,
+      'PATCH',
+      `${ns}/endpoints/web`,
+      { metadata: { labels: { app: 'db' } } },
+      'application/merge-patch+json',
+    );
+    await call(
+      c.url,
+      'PATCH',
+      `${ns}/endpoints/other`,
+      { metadata: { labels: { app: 'web' } } },
+      'application/merge-patch+json',
+    );
     const events = [await w.next(), await w.next(), await w.next()];
-    expect(events.map((e) => `${e?.type} ${e?.object.metadata.name}`)).toEqual(['ADDED web', 'DELETED web', 'ADDED other']);
+    expect(events.map((e) => `${e?.type} ${e?.object.metadata.name}`)).toEqual([
+      'ADDED web',
+      'DELETED web',
+      'ADDED other',
+    ]);
     w.close();
   });
 
   it('watches one object by fieldSelector and across namespaces', async () => {
-    const one = await openWatch(c.url, `${ns}/endpoints?watch=true&fieldSelector=metadata.name%3Dpick&resourceVersion=${c.store.resourceVersion()}`);
-    const all = await openWatch(c.url, `/api/v1/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`);
+    const one = await openWatch(
+      c.url,
+      `${ns}/endpoints?watch=true&fieldSelector=metadata.name%3Dpick&resourceVersion=${c.store.resourceVersion()}`,
+    );
+    const all = await openWatch(
+      c.url,
+      `/api/v1/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`,
+    );
     await call(c.url, 'POST', '/api/v1/namespaces/kube-system/endpoints', endpoints('pick'));
     await call(c.url, 'POST', `${ns}/endpoints`, endpoints('skip'));
     await call(c.url, 'POST', `${ns}/endpoints`, endpoints('pick'));
     const e = await one.next();
     expect([e?.object.metadata.namespace, e?.object.metadata.name]).toEqual(['default', 'pick']);
-    const names = [await all.next(), await all.next(), await all.next()].map((x) => `${x?.object.metadata.namespace}/${x?.object.metadata.name}`);
+    const names = [await all.next(), await all.next(), await all.next()].map(
+      (x) => `${x?.object.metadata.namespace}/${x?.object.metadata.name}`,
+    );
     expect(names).toEqual(['kube-system/pick', 'default/skip', 'default/pick']);
     one.close();
     all.close();
   });
 
   it('dropWatches ends streams abruptly; expireWatches sends 410 and forces relist', async () => {
-    const a = await openWatch(c.url, `${ns}/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`);
+    const a = await openWatch(
+      c.url,
+      `${ns}/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`,
+    );
     c.faults.dropWatches();
     expect(await a.ended).toBe(false);
     const rv = c.store.resourceVersion();
@@ -150,7 +205,10 @@ describe('watch', () => {
   });
 
   it('close() ends every open stream', async () => {
-    const w = await openWatch(c.url, `${ns}/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`);
+    const w = await openWatch(
+      c.url,
+      `${ns}/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`,
+    );
     await c.close();
     expect(await w.next()).toBeUndefined();
   });

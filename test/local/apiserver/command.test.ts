@@ -1,0 +1,69 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { CommandIO } from '../../../lib/cli/command.ts';
+import command from '../../../lib/cli/commands/apiserver.ts';
+import { main } from '../../../lib/cli/main.ts';
+
+function io() {
+  const out = { stdout: '', stderr: '' };
+  const value: CommandIO = {
+    stdout: { write: (s: string) => (out.stdout += s) },
+    stderr: { write: (s: string) => (out.stderr += s) },
+    readFile: (p) => readFile(p, 'utf8'),
+  };
+  return { out, io: value };
+}
+
+describe('endpoint-sync apiserver', () => {
+  it('prints a kubeconfig, serves until stopped, then closes', async () => {
+    let stop: (s: string) => void = () => undefined;
+    const original = command.stop;
+    command.stop = () => new Promise((resolve) => (stop = resolve));
+    try {
+      const { out, io: cio } = io();
+      const done = main(['apiserver', '--name', 'cli-test'], cio);
+      await expect.poll(() => out.stdout, { timeout: 5000 }).toContain('current-context: cli-test');
+      const kc = new KubeConfig();
+      kc.loadFromString(out.stdout);
+      const server = kc.getCurrentCluster()!.server;
+      expect((await fetch(`${server}/healthz`)).status).toBe(200);
+      stop('SIGTERM');
+      expect(await done).toBe(0);
+      expect(out.stderr).toContain('SIGTERM received, closing');
+      await expect(fetch(`${server}/healthz`)).rejects.toThrow();
+    } finally {
+      command.stop = original;
+    }
+  });
+
+  it('writes the kubeconfig to a file', async () => {
+    const original = command.stop;
+    command.stop = () => Promise.resolve('SIGINT');
+    try {
+      const file = join(await mkdtemp(join(tmpdir(), 'apiserver-cli-')), 'kc');
+      const { out, io: cio } = io();
+      expect(await main(['apiserver', '--kubeconfig-out', file], cio)).toBe(0);
+      expect(await readFile(file, 'utf8')).toContain('insecure-skip-tls-verify: true');
+      expect(out.stdout).toBe('');
+    } finally {
+      command.stop = original;
+    }
+  });
+
+  it('rejects bad flags with a usage error', async () => {
+    for (const args of [
+      ['--port', 'abc'],
+      ['--port', '70000'],
+      ['--name', 'Bad_Name'],
+      ['--seed', '-1'],
+      ['--bogus'],
+    ]) {
+      const { out, io: cio } = io();
+      expect(await main(['apiserver', ...args], cio)).toBe(1);
+      expect(out.stderr).toMatch(/^endpoint-sync apiserver: /);
+    }
+  });
+});
