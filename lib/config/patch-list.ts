@@ -46,13 +46,16 @@ function checkDuplicates(
   read: (ReadPatch | undefined)[],
   listPath: string,
 ): void {
+  // Earlier patches by canonical path: a long list of distinct paths stays linear.
+  const byPath = new Map<string, number[]>();
   for (let j = 0; j < read.length; j++) {
     const later = read[j];
     const key = later && pathKey(later);
     if (later === undefined || key === undefined) continue;
-    for (let i = 0; i < j; i++) {
-      const earlier = read[i];
-      if (earlier === undefined || pathKey(earlier) !== key) continue;
+    const earlierIndices = byPath.get(key) ?? [];
+    byPath.set(key, [...earlierIndices, j]);
+    for (const i of earlierIndices) {
+      const earlier = read[i]!;
       const shared = later.directions.filter((d) => earlier.directions.includes(d));
       if (shared.length === 0) continue;
       ctx.reporter.error(
