@@ -19,7 +19,13 @@ import {
   type NativePlan,
 } from './native.ts';
 import { VALUE_KIND } from './prelude.ts';
-import { loadInstance, type QuickJSInstance, Sandbox, type SandboxHost } from './sandbox.ts';
+import {
+  crossesBoundary,
+  loadInstance,
+  type QuickJSInstance,
+  Sandbox,
+  type SandboxHost,
+} from './sandbox.ts';
 import {
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_NESTING,
@@ -61,6 +67,8 @@ export interface EngineStats {
   cachedExpressions: number;
   /** Current size of the sandbox's WebAssembly memory, in bytes. */
   wasmMemoryBytes: number;
+  /** Largest WebAssembly memory seen after any evaluation (never above `memoryBytes`). */
+  peakWasmMemoryBytes: number;
   /** True while a fresh WebAssembly instance is ready to replace a damaged one. */
   spareReady: boolean;
 }
@@ -122,6 +130,7 @@ export class ExpressionEngine implements Evaluator {
     native: 0,
     sandbox: 0,
     rebuilds: 0,
+    peakWasmMemoryBytes: 0,
     failures: { syntax: 0, runtime: 0, timeout: 0, memory: 0, stack: 0, result: 0, internal: 0 },
   };
 
@@ -186,6 +195,7 @@ export class ExpressionEngine implements Evaluator {
       rebuilds: this.#stats.rebuilds,
       cachedExpressions: this.#entries.size,
       wasmMemoryBytes: this.#sandbox?.memoryBytes ?? 0,
+      peakWasmMemoryBytes: this.#stats.peakWasmMemoryBytes,
       spareReady: this.#spare !== undefined,
     };
   }
@@ -261,7 +271,7 @@ export class ExpressionEngine implements Evaluator {
     let payload: string | undefined;
     if (entry.use.value) {
       if (value === undefined) kind = VALUE_KIND.undefined;
-      else if (typeof value === 'string' && isWellFormed(value)) {
+      else if (typeof value === 'string' && crossesBoundary(value)) {
         kind = VALUE_KIND.string;
         payload = value;
       } else {
@@ -299,13 +309,14 @@ export class ExpressionEngine implements Evaluator {
       );
       if ('ok' in config && !config.ok) return this.#afterFailure(config.error, config.poisoned);
     }
-    const outcome = sandbox.call(
+    const outcome = this.#track(sandbox).call(
       compiled.fn,
       kind,
       payload,
       ctxJson,
       config === undefined || 'ok' in config ? undefined : config,
     );
+    this.#track(sandbox);
     if (!outcome.ok) return this.#afterFailure(outcome.error, outcome.poisoned);
     if (sandbox.hasPendingJobs) this.#replaceSandbox(false);
     return { ok: true, value: outcome.value as JsonValue | undefined, evaluator: 'sandbox' };
@@ -339,6 +350,12 @@ export class ExpressionEngine implements Evaluator {
     this.#spare = undefined;
     if (spare !== undefined) this.#sandbox = this.#newSandbox(spare);
     this.#loadSpare();
+  }
+
+  #track(sandbox: Sandbox): Sandbox {
+    const bytes = sandbox.memoryBytes;
+    if (bytes > this.#stats.peakWasmMemoryBytes) this.#stats.peakWasmMemoryBytes = bytes;
+    return sandbox;
   }
 
   #newSandbox(instance: QuickJSInstance): Sandbox {

@@ -48,31 +48,36 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   // The helpers convert their argument like the browser globals do (WebIDL DOMString: ToString,
   // which throws on symbols) before the host sees it, so the host only ever receives strings.
   ${DOM_STRING}
+  // Strings cross the host boundary as UTF-8 C strings, which cannot carry NUL or lone
+  // surrogates: such strings travel as JSON instead. 's' + raw text, or 'j' + JSON text.
+  const safe = (x) => x.indexOf('\\0') < 0 && x.isWellFormed();
+  const send = (x) => (safe(x) ? 's' + x : 'j' + stringify(x));
+  const receive = (t) => (t[0] === 's' ? t.slice(1) : parse(t.slice(1)));
   const helpers = {
     atob: function atob(data) {
       if (arguments.length < 1) throw new TypeError('atob: 1 argument required, but only 0 present');
-      const r = hostAtob(domString(data));
+      const r = hostAtob(send(domString(data)));
       if (r === undefined) throw new InvalidCharacterError('atob: the string to be decoded is not correctly encoded base64 (only A-Z a-z 0-9 + / and up to two trailing "=" are allowed)');
-      return r;
+      return receive(r);
     },
     btoa: function btoa(data) {
       if (arguments.length < 1) throw new TypeError('btoa: 1 argument required, but only 0 present');
       const s = domString(data);
-      const r = hostBtoa(s);
+      const r = hostBtoa(send(s));
       if (r === undefined) {
         let i = 0;
         while (s.charCodeAt(i) <= 255) i++;
         throw new InvalidCharacterError('btoa: the string to be encoded contains a character outside of the Latin1 range at index ' + i + '; encode text to UTF-8 bytes first');
       }
-      return r;
+      return receive(r);
     },
     virtualToHostDNS: function virtualToHostDNS(fqdn) {
       if (typeof fqdn !== 'string') {
         throw new NamingError('virtualToHostDNS expects a string of the form ${VIRTUAL_SERVICE_DNS_FORM}, got ' + (fqdn === null ? 'null' : typeof fqdn));
       }
-      const r = hostDns(fqdn);
+      const r = hostDns(send(fqdn));
       if (r === undefined) throw new NamingError(hostDnsError());
-      return r;
+      return receive(r);
     },
   };
 
@@ -233,7 +238,10 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     }
     const r = fn(value, context);
     if (r === undefined || r === null) return 'u';
-    if (typeof r === 'string') return r.length > maxResultLength ? tooLong(r.length) : 's' + r;
+    if (typeof r === 'string') {
+      if (r.length > maxResultLength) return tooLong(r.length);
+      return safe(r) ? 's' + r : 'j' + stringify(r);
+    }
     let json;
     try {
       json = stringify(toData(r, 0, new Set()));

@@ -128,16 +128,16 @@ export class Sandbox {
 
     const fns = [
       vm.newFunction('hostAtob', (h) => {
-        const r = host.atob(vm.getString(h));
-        return r === undefined ? vm.undefined : vm.newString(r);
+        const r = host.atob(receive(vm.getString(h)));
+        return r === undefined ? vm.undefined : vm.newString(send(r));
       }),
       vm.newFunction('hostBtoa', (h) => {
-        const r = host.btoa(vm.getString(h));
-        return r === undefined ? vm.undefined : vm.newString(r);
+        const r = host.btoa(receive(vm.getString(h)));
+        return r === undefined ? vm.undefined : vm.newString(send(r));
       }),
       vm.newFunction('hostDns', (h) => {
         try {
-          return vm.newString(host.dns(vm.getString(h)));
+          return vm.newString(send(host.dns(receive(vm.getString(h)))));
         } catch (err) {
           this.#dnsError = err instanceof Error ? err.message : String(err);
           return vm.undefined;
@@ -372,6 +372,23 @@ export class Sandbox {
   #nearMemoryCap(): boolean {
     return this.memoryBytes >= this.instance.memoryBytes * 0.9;
   }
+}
+
+/**
+ * True when a string survives the UTF-8 C-string boundary of quickjs-emscripten unchanged
+ * (no NUL, no lone surrogate).
+ */
+export function crossesBoundary(s: string): boolean {
+  return !s.includes('\0') && (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** Host side of the prelude's `send`/`receive` string transport. */
+function send(s: string): string {
+  return crossesBoundary(s) ? `s${s}` : `j${JSON.stringify(s)}`;
+}
+
+function receive(t: string): string {
+  return t[0] === 's' ? t.slice(1) : (JSON.parse(t.slice(1)) as string);
 }
 
 function decode(out: string): CallOutcome {

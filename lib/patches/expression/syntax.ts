@@ -80,6 +80,14 @@ export function parseExpression(source: string, limits: SyntaxLimits = {}): Pars
       nesting,
     );
   }
+  const nul = source.indexOf('\0');
+  if (nul >= 0) {
+    return fail(
+      'expression contains a NUL character; write it as the escape \\0 instead',
+      source,
+      nul,
+    );
+  }
   if (source.trim() === '') {
     return fail('expression is empty; write one JavaScript expression, e.g. "value"', source, 0);
   }
