@@ -5,10 +5,15 @@
 import { parseConfig } from '../../lib/config/index.ts';
 import type { SyncConfig } from '../../lib/config/types.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
+import { applyMergePatch } from '../../lib/sync/json.ts';
 import { hostKeyOf } from '../../lib/sync/namespaces.ts';
 import type { PlanInput } from '../../lib/sync/plan-input.ts';
-import type { HostWrite, Plan, VirtualClusterIdentity, VirtualWrite } from '../../lib/sync/types.ts';
-import { applyMergePatch } from '../../lib/sync/json.ts';
+import type {
+  HostWrite,
+  Plan,
+  VirtualClusterIdentity,
+  VirtualWrite,
+} from '../../lib/sync/types.ts';
 
 export const DOMAIN = 'virtualcluster.loft.sh';
 
@@ -52,7 +57,11 @@ export function selectorService(name = 'db', namespace = 'default'): KubeObject 
 export function endpoints(
   name = 'db',
   namespace = 'default',
-  extra: { labels?: Record<string, string>; annotations?: Record<string, string>; uid?: string } = {},
+  extra: {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    uid?: string;
+  } = {},
 ): KubeObject {
   return {
     apiVersion: 'v1',
@@ -71,7 +80,13 @@ export function endpoints(
         addresses: [
           {
             ip: '10.0.0.1',
-            targetRef: { kind: 'Pod', name: 'db-0', namespace, uid: 'pod-uid', resourceVersion: '3' },
+            targetRef: {
+              kind: 'Pod',
+              name: 'db-0',
+              namespace,
+              uid: 'pod-uid',
+              resourceVersion: '3',
+            },
           },
         ],
         ports: [{ port: 5432, protocol: 'TCP' }],
@@ -81,8 +96,18 @@ export function endpoints(
 }
 
 /** A virtual Secret. */
-export function secret(name: string, namespace = 'default', data: Record<string, string> = { k: 'dg==' }): KubeObject {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, uid: `uid-secret-${name}` }, type: 'Opaque', data };
+export function secret(
+  name: string,
+  namespace = 'default',
+  data: Record<string, string> = { k: 'dg==' },
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, uid: `uid-secret-${name}` },
+    type: 'Opaque',
+    data,
+  };
 }
 
 type Store = Map<string, KubeObject>;
@@ -118,11 +143,19 @@ export class ClusterPair {
   /** Puts an object in place as a user would create it. */
   put(side: 'virtual' | 'host', resource: string, object: KubeObject): KubeObject {
     const stored = this.stamp(object, object.metadata.uid);
-    this[side].set(id(resource, object.metadata.namespace ?? '', object.metadata.name ?? ''), stored);
+    this[side].set(
+      id(resource, object.metadata.namespace ?? '', object.metadata.name ?? ''),
+      stored,
+    );
     return stored;
   }
 
-  get(side: 'virtual' | 'host', resource: string, namespace: string, name: string): KubeObject | null {
+  get(
+    side: 'virtual' | 'host',
+    resource: string,
+    namespace: string,
+    name: string,
+  ): KubeObject | null {
     return this[side].get(id(resource, namespace, name)) ?? null;
   }
 
@@ -130,16 +163,22 @@ export class ClusterPair {
     if (w.verb === 'create') {
       const key = id(w.resource, w.object.metadata.namespace ?? '', w.object.metadata.name ?? '');
       if (store.has(key)) throw new SimulatedApiError(`AlreadyExists ${key}`);
-      if (w.object.metadata.resourceVersion !== undefined) throw new SimulatedApiError('create with resourceVersion');
+      if (w.object.metadata.resourceVersion !== undefined)
+        throw new SimulatedApiError('create with resourceVersion');
       store.set(key, this.stamp(w.object));
       return;
     }
-    const key = id(w.resource, w.verb === 'update' ? (w.object.metadata.namespace ?? '') : w.namespace, w.verb === 'update' ? (w.object.metadata.name ?? '') : w.name);
+    const key = id(
+      w.resource,
+      w.verb === 'update' ? (w.object.metadata.namespace ?? '') : w.namespace,
+      w.verb === 'update' ? (w.object.metadata.name ?? '') : w.name,
+    );
     const current = store.get(key);
     if (!current) throw new SimulatedApiError(`NotFound ${key}`);
     if (w.verb === 'update') {
       const rv = w.object.metadata.resourceVersion;
-      if (rv !== undefined && rv !== current.metadata.resourceVersion) throw new SimulatedApiError(`Conflict ${key}`);
+      if (rv !== undefined && rv !== current.metadata.resourceVersion)
+        throw new SimulatedApiError(`Conflict ${key}`);
       const next = this.stamp(w.object, current.metadata.uid);
       next.metadata.creationTimestamp = current.metadata.creationTimestamp;
       store.set(key, next);
@@ -154,7 +193,8 @@ export class ClusterPair {
     }
     const patched = applyMergePatch(current, w.patch) as KubeObject;
     for (const map of ['labels', 'annotations'] as const) {
-      if (patched.metadata[map] && Object.keys(patched.metadata[map]).length === 0) delete patched.metadata[map];
+      if (patched.metadata[map] && Object.keys(patched.metadata[map]).length === 0)
+        delete patched.metadata[map];
     }
     const next = this.stamp(patched, current.metadata.uid);
     next.metadata.creationTimestamp = current.metadata.creationTimestamp;
@@ -168,10 +208,17 @@ export class ClusterPair {
   }
 
   /** The planner's input for the virtual Endpoints `namespace/name`, read from both clusters. */
-  input(cfg: SyncConfig, namespace: string, name: string, who: VirtualClusterIdentity = identity): PlanInput {
+  input(
+    cfg: SyncConfig,
+    namespace: string,
+    name: string,
+    who: VirtualClusterIdentity = identity,
+  ): PlanInput {
     const hostKey = hostKeyOf('Endpoints', { namespace, name }, who, cfg);
     const refs = (store: Store) =>
-      [...store.entries()].filter(([k]) => k.startsWith('secrets/') || k.startsWith('configmaps/')).map(([, o]) => o);
+      [...store.entries()]
+        .filter(([k]) => k.startsWith('secrets/') || k.startsWith('configmaps/'))
+        .map(([, o]) => o);
     return {
       identity: who,
       config: cfg,

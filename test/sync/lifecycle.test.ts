@@ -2,11 +2,19 @@
  * SEMANTICS 3.1 and the lifecycle table of 3.5, one named test per rule and row.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createExpressionEngine } from '../../lib/patches/expression/engine.ts';
+import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { Plan } from '../../lib/sync/types.ts';
-import { ClusterPair, config, DOMAIN, endpoints, identity, manualService, selectorService } from './fixtures.ts';
+import {
+  ClusterPair,
+  config,
+  DOMAIN,
+  endpoints,
+  identity,
+  manualService,
+  selectorService,
+} from './fixtures.ts';
 
 let evaluator: Evaluator;
 beforeAll(async () => {
@@ -44,7 +52,11 @@ describe('3.1 which Endpoints are synced', () => {
 
   it('does not sync Endpoints of a Service with a selector', () => {
     const p = plan(pairWith('selector'));
-    expect(p).toMatchObject({ status: 'skipped', reasonCode: 'service-has-selector', hostWrites: [] });
+    expect(p).toMatchObject({
+      status: 'skipped',
+      reasonCode: 'service-has-selector',
+      hostWrites: [],
+    });
   });
 
   it('skips Endpoints created before their Service with service-missing (not an error)', () => {
@@ -65,19 +77,31 @@ describe('3.1 which Endpoints are synced', () => {
     pair.put('virtual', 'endpoints', endpoints('kubernetes'));
     pair.put('virtual', 'services', manualService('kubernetes'));
     const p = plan(pair, '', 'kubernetes');
-    expect(p).toMatchObject({ status: 'skipped', reasonCode: 'api-server-endpoints', hostWrites: [] });
+    expect(p).toMatchObject({
+      status: 'skipped',
+      reasonCode: 'api-server-endpoints',
+      hostWrites: [],
+    });
   });
 
   it('ignores objects whose controlled-by label names another controller', () => {
     const pair = new ClusterPair();
-    pair.put('virtual', 'endpoints', endpoints('db', 'default', { labels: { [`${DOMAIN}/controlled-by`]: 'other' } }));
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { labels: { [`${DOMAIN}/controlled-by`]: 'other' } }),
+    );
     pair.put('virtual', 'services', manualService());
     expect(plan(pair)).toMatchObject({ status: 'skipped', reasonCode: 'controlled-by' });
   });
 
   it('ignores objects whose controlled-by annotation names another controller', () => {
     const pair = new ClusterPair();
-    pair.put('virtual', 'endpoints', endpoints('db', 'default', { annotations: { [`${DOMAIN}/controlled-by`]: 'other' } }));
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { [`${DOMAIN}/controlled-by`]: 'other' } }),
+    );
     pair.put('virtual', 'services', manualService());
     expect(plan(pair)).toMatchObject({ status: 'skipped', reasonCode: 'controlled-by' });
   });
@@ -94,7 +118,12 @@ describe('3.1 which Endpoints are synced', () => {
     const p = plan(pair, 'sync: {toHost: {endpoints: {enabled: false}}}');
     expect(p.reasonCode).toBe('sync-disabled');
     expect(p.hostWrites).toEqual([
-      expect.objectContaining({ verb: 'delete', name: HOST_NAME, namespace: 'vc-host', preconditions: { uid: host.metadata.uid } }),
+      expect.objectContaining({
+        verb: 'delete',
+        name: HOST_NAME,
+        namespace: 'vc-host',
+        preconditions: { uid: host.metadata.uid },
+      }),
     ]);
   });
 });
@@ -110,7 +139,12 @@ describe('3.5 lifecycle', () => {
   it('virtual exists, host managed: a second sync writes nothing', () => {
     const pair = pairWith();
     sync(pair);
-    expect(plan(pair)).toMatchObject({ status: 'unchanged', reasonCode: 'in-sync', hostWrites: [], virtualWrites: [] });
+    expect(plan(pair)).toMatchObject({
+      status: 'unchanged',
+      reasonCode: 'in-sync',
+      hostWrites: [],
+      virtualWrites: [],
+    });
   });
 
   it('virtual exists, host managed: subsets follow the virtual side (host edits reverted)', () => {
@@ -140,16 +174,30 @@ describe('3.5 lifecycle', () => {
 
   it('host exists, not managed, not made by the endpoints controller: conflict, no write', () => {
     const pair = pairWith();
-    pair.put('host', 'endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: HOST_NAME, namespace: 'vc-host' }, subsets: [] });
+    pair.put('host', 'endpoints', {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: HOST_NAME, namespace: 'vc-host' },
+      subsets: [],
+    });
     const p = plan(pair);
-    expect(p).toMatchObject({ status: 'failed', reasonCode: 'conflict', retryable: false, hostWrites: [] });
+    expect(p).toMatchObject({
+      status: 'failed',
+      reasonCode: 'conflict',
+      retryable: false,
+      hostWrites: [],
+    });
     expect(p.reason).toContain('no managed-by label');
   });
 
   it('host exists, managed by another virtual cluster: conflict', () => {
     const pair = pairWith();
     pair.put('host', 'endpoints', {
-      metadata: { name: HOST_NAME, namespace: 'vc-host', labels: { [`${DOMAIN}/managed-by`]: 'other-vc' } },
+      metadata: {
+        name: HOST_NAME,
+        namespace: 'vc-host',
+        labels: { [`${DOMAIN}/managed-by`]: 'other-vc' },
+      },
     });
     expect(plan(pair)).toMatchObject({ status: 'failed', reasonCode: 'conflict' });
   });
@@ -182,7 +230,11 @@ describe('3.5 lifecycle', () => {
     expect(p.hostWrites.map((w) => w.verb)).toEqual(['delete', 'create']);
     expect(p.hostWrites[0]).toMatchObject({ preconditions: { uid: old.metadata.uid } });
     pair.apply(p);
-    expect(pair.get('host', 'endpoints', 'vc-host', HOST_NAME)?.metadata.annotations?.[`${DOMAIN}/object-uid`]).toBe('uid-new');
+    expect(
+      pair.get('host', 'endpoints', 'vc-host', HOST_NAME)?.metadata.annotations?.[
+        `${DOMAIN}/object-uid`
+      ],
+    ).toBe('uid-new');
     expect(plan(pair).status).toBe('unchanged');
   });
 
@@ -193,9 +245,15 @@ describe('3.5 lifecycle', () => {
     pair.virtual.delete('endpoints/default/db');
     const p = plan(pair);
     expect(p).toMatchObject({ status: 'write', reasonCode: 'virtual-missing' });
-    expect(p.hostWrites).toEqual([expect.objectContaining({ verb: 'delete', preconditions: { uid: host.metadata.uid } })]);
+    expect(p.hostWrites).toEqual([
+      expect.objectContaining({ verb: 'delete', preconditions: { uid: host.metadata.uid } }),
+    ]);
     pair.apply(p);
-    expect(plan(pair)).toMatchObject({ status: 'unchanged', reasonCode: 'virtual-missing', hostWrites: [] });
+    expect(plan(pair)).toMatchObject({
+      status: 'unchanged',
+      reasonCode: 'virtual-missing',
+      hostWrites: [],
+    });
   });
 
   it('virtual deleted, host object not ours: left alone', () => {
@@ -225,7 +283,11 @@ describe('3.5 lifecycle', () => {
   it('controlled-by set later: the managed copy is deleted', () => {
     const pair = pairWith('manual');
     sync(pair);
-    pair.put('virtual', 'endpoints', endpoints('db', 'default', { labels: { [`${DOMAIN}/controlled-by`]: 'x' } }));
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { labels: { [`${DOMAIN}/controlled-by`]: 'x' } }),
+    );
     expect(plan(pair).hostWrites.map((w) => w.verb)).toEqual(['delete']);
   });
 
@@ -244,11 +306,17 @@ describe('input errors', () => {
     const pair = pairWith();
     const input = pair.input(config(), 'default', 'db');
     input.hostObject = { metadata: { name: 'elsewhere', namespace: 'vc-host' } };
-    expect(planSync(input, { evaluator })).toMatchObject({ status: 'failed', reasonCode: 'invalid-input' });
+    expect(planSync(input, { evaluator })).toMatchObject({
+      status: 'failed',
+      reasonCode: 'invalid-input',
+    });
   });
 
   it('garbage is a failed plan', () => {
-    expect(planSync(42 as never, { evaluator })).toMatchObject({ status: 'failed', reasonCode: 'invalid-input' });
+    expect(planSync(42 as never, { evaluator })).toMatchObject({
+      status: 'failed',
+      reasonCode: 'invalid-input',
+    });
     expect(planSync({ identity } as never, { evaluator })).toMatchObject({ status: 'failed' });
   });
 });

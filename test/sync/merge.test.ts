@@ -2,7 +2,7 @@
  * The three-way merge of labels and annotations (SEMANTICS 3.5) with patches in both directions.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createExpressionEngine } from '../../lib/patches/expression/engine.ts';
+import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { Plan } from '../../lib/sync/types.ts';
@@ -32,7 +32,11 @@ sync:
           expression: '"pre-" + value'
 `;
 
-function setup(yaml: string, annotations: Record<string, string> = { team: 'ops' }, labels: Record<string, string> = { app: 'db' }) {
+function setup(
+  yaml: string,
+  annotations: Record<string, string> = { team: 'ops' },
+  labels: Record<string, string> = { app: 'db' },
+) {
   const pair = new ClusterPair();
   pair.put('virtual', 'endpoints', endpoints('db', 'default', { annotations, labels }));
   pair.put('virtual', 'services', manualService());
@@ -67,7 +71,11 @@ describe('three-way merge', () => {
     });
     const p = s.sync();
     expect(p.virtualWrites).toEqual([
-      expect.objectContaining({ verb: 'patch', patch: { metadata: { annotations: { team: 'dev' } } }, preconditions: { uid: 'uid-db' } }),
+      expect.objectContaining({
+        verb: 'patch',
+        patch: { metadata: { annotations: { team: 'dev' } } },
+        preconditions: { uid: 'uid-db' },
+      }),
     ]);
     expect(s.virtual().metadata.annotations?.['team']).toBe('dev');
     expect(s.host().metadata.annotations?.['team']).toBe('pre-dev');
@@ -89,7 +97,9 @@ describe('three-way merge', () => {
     s.editHost((m) => {
       delete m.labels!['app'];
     });
-    expect(s.sync().virtualWrites[0]).toMatchObject({ patch: { metadata: { labels: { app: null } } } });
+    expect(s.sync().virtualWrites[0]).toMatchObject({
+      patch: { metadata: { labels: { app: null } } },
+    });
     expect(s.virtual().metadata.labels).toBeUndefined();
     expect(s.plan().status).toBe('unchanged');
   });
@@ -133,7 +143,9 @@ describe('three-way merge', () => {
       const renamed = Object.keys(m.labels!).find((k) => k.startsWith(`${DOMAIN}/label-vc-x-`))!;
       m.labels![renamed] = 'r2';
     });
-    expect(s.sync().virtualWrites[0]).toMatchObject({ patch: { metadata: { labels: { release: 'r2' } } } });
+    expect(s.sync().virtualWrites[0]).toMatchObject({
+      patch: { metadata: { labels: { release: 'r2' } } },
+    });
     expect(s.plan().status).toBe('unchanged');
   });
 
@@ -143,7 +155,9 @@ describe('three-way merge', () => {
       m.annotations!['team'] = 'pre-ops2';
     });
     const p = s.sync();
-    expect(p.virtualWrites[0]).toMatchObject({ patch: { metadata: { annotations: { team: 'pre-ops2' } } } });
+    expect(p.virtualWrites[0]).toMatchObject({
+      patch: { metadata: { annotations: { team: 'pre-ops2' } } },
+    });
     expect(s.host().metadata.annotations?.['team']).toBe('pre-pre-ops2');
     expect(s.plan()).toMatchObject({ status: 'unchanged' });
   });
@@ -170,7 +184,12 @@ sync:
           expression: value.nope.deeper
 `);
     const p = planSync(s.pair.input(cfg, 'default', 'db'), { evaluator });
-    expect(p).toMatchObject({ status: 'failed', reasonCode: 'patch-failed', hostWrites: [], virtualWrites: [] });
+    expect(p).toMatchObject({
+      status: 'failed',
+      reasonCode: 'patch-failed',
+      hostWrites: [],
+      virtualWrites: [],
+    });
     expect(p.reason).toContain('sync.toHost.endpoints.patches[0]');
     expect(p.reports[0]?.failed).toBe(true);
   });

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/kube/object.ts';
 import { shortName } from '../../lib/naming/index.ts';
-import { createExpressionEngine } from '../../lib/patches/expression/engine.ts';
+import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { hostKeyOf, ownsHostNamespace } from '../../lib/sync/namespaces.ts';
 import { planSync } from '../../lib/sync/plan.ts';
@@ -65,9 +65,20 @@ sync:
 `,
 } as const;
 type ConfigName = keyof typeof CONFIGS;
-const loaded = Object.fromEntries(Object.entries(CONFIGS).map(([k, v]) => [k, config(v)])) as Record<ConfigName, ReturnType<typeof config>>;
+const loaded = Object.fromEntries(
+  Object.entries(CONFIGS).map(([k, v]) => [k, config(v)]),
+) as Record<ConfigName, ReturnType<typeof config>>;
 
-const keyArb = fc.constantFrom('app', 'team', 'tier', 'x.io/k', 'release', 'secret', `${DOMAIN}/managed-by`, `${DOMAIN}/object-name`);
+const keyArb = fc.constantFrom(
+  'app',
+  'team',
+  'tier',
+  'x.io/k',
+  'release',
+  'secret',
+  `${DOMAIN}/managed-by`,
+  `${DOMAIN}/object-name`,
+);
 const valueArb = fc.stringMatching(/^[a-z0-9-]{0,8}$/);
 const mapArb = fc.dictionary(keyArb, valueArb, { maxKeys: 4 });
 const addressArb = fc.record({
@@ -75,12 +86,21 @@ const addressArb = fc.record({
   pod: fc.option(fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), { nil: undefined }),
 });
 const subsetsArb = fc.array(
-  fc.record({ addresses: fc.array(addressArb, { maxLength: 4 }), port: fc.integer({ min: 1, max: 65535 }) }),
+  fc.record({
+    addresses: fc.array(addressArb, { maxLength: 4 }),
+    port: fc.integer({ min: 1, max: 65535 }),
+  }),
   { minLength: 1, maxLength: 3 },
 );
 const editArb = fc.record({
   key: keyArb,
-  value: fc.option(fc.oneof(valueArb, valueArb.map((v) => `pre-${v}`)), { nil: null }),
+  value: fc.option(
+    fc.oneof(
+      valueArb,
+      valueArb.map((v) => `pre-${v}`),
+    ),
+    { nil: null },
+  ),
   map: fc.constantFrom('labels' as const, 'annotations' as const),
   side: fc.constantFrom('virtual' as const, 'host' as const),
 });
@@ -91,7 +111,12 @@ interface Scenario {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   subsets: { addresses: { ip: string; pod?: string | undefined }[]; port: number }[];
-  edits: { key: string; value: string | null; map: 'labels' | 'annotations'; side: 'virtual' | 'host' }[];
+  edits: {
+    key: string;
+    value: string | null;
+    map: 'labels' | 'annotations';
+    side: 'virtual' | 'host';
+  }[];
   secrets: string[];
 }
 
@@ -109,9 +134,18 @@ function endpointsOf(s: Scenario): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Endpoints',
-    metadata: { name: 'db', namespace: s.namespace, uid: 'uid-db', labels: { ...s.labels }, annotations: { ...s.annotations } },
+    metadata: {
+      name: 'db',
+      namespace: s.namespace,
+      uid: 'uid-db',
+      labels: { ...s.labels },
+      annotations: { ...s.annotations },
+    },
     subsets: s.subsets.map((sub) => ({
-      addresses: sub.addresses.map((a) => ({ ip: a.ip, ...(a.pod ? { targetRef: { kind: 'Pod', name: a.pod, uid: 'u' } } : {}) })),
+      addresses: sub.addresses.map((a) => ({
+        ip: a.ip,
+        ...(a.pod ? { targetRef: { kind: 'Pod', name: a.pod, uid: 'u' } } : {}),
+      })),
       ports: [{ port: sub.port }],
     })),
   };
@@ -202,13 +236,21 @@ describe('planner properties', () => {
   it('(3) host writes land only in the virtual cluster namespaces, under names of the naming rules', () => {
     fc.assert(
       fc.property(scenarioArb, (s) => {
-        const t = setup({ ...s, annotations: { ...s.annotations, ...(s.secrets[0] ? { secret: s.secrets[0] } : {}) } });
+        const t = setup({
+          ...s,
+          annotations: { ...s.annotations, ...(s.secrets[0] ? { secret: s.secrets[0] } : {}) },
+        });
         t.sync();
         for (const e of s.edits) t.edit(e);
         t.sync();
         t.pair.virtual.delete(`endpoints/${s.namespace}/db`);
         t.sync();
-        const allowedNames = new Set([t.hostKey.name, ...['s1', 's2'].map((n) => (s.config === 'multiNamespace' ? n : shortName(n, s.namespace, 'vc')))]);
+        const allowedNames = new Set([
+          t.hostKey.name,
+          ...['s1', 's2'].map((n) =>
+            s.config === 'multiNamespace' ? n : shortName(n, s.namespace, 'vc'),
+          ),
+        ]);
         for (const p of t.plans) {
           for (const w of p.hostWrites) {
             const ns = w.verb === 'delete' ? w.namespace : w.object.metadata.namespace!;
@@ -225,29 +267,53 @@ describe('planner properties', () => {
 
   it('(4) planning never throws on arbitrary JSON input', () => {
     const base = new ClusterPair().input(loaded.prefixPair, 'default', 'db');
-    const fields = ['identity', 'config', 'resource', 'key', 'virtualObject', 'service', 'hostObject', 'references'] as const;
+    const fields = [
+      'identity',
+      'config',
+      'resource',
+      'key',
+      'virtualObject',
+      'service',
+      'hostObject',
+      'references',
+    ] as const;
     fc.assert(
-      fc.property(fc.anything(), fc.constantFrom(...fields), fc.jsonValue(), (anything, field, json) => {
-        const whole = planSync(anything as never, { evaluator });
-        expect(['write', 'unchanged', 'skipped', 'failed']).toContain(whole.status);
-        const partial = planSync({ ...base, [field]: json } as never, { evaluator });
-        expect(['write', 'unchanged', 'skipped', 'failed']).toContain(partial.status);
-      }),
+      fc.property(
+        fc.anything(),
+        fc.constantFrom(...fields),
+        fc.jsonValue(),
+        (anything, field, json) => {
+          const whole = planSync(anything as never, { evaluator });
+          expect(['write', 'unchanged', 'skipped', 'failed']).toContain(whole.status);
+          const partial = planSync({ ...base, [field]: json } as never, { evaluator });
+          expect(['write', 'unchanged', 'skipped', 'failed']).toContain(partial.status);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
 
   it('(4) planning never throws when objects hold arbitrary JSON', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue()), (body, metadata) => {
-        const pair = new ClusterPair();
-        const input = pair.input(loaded.reference, 'default', 'db');
-        input.virtualObject = { ...body, metadata: { ...metadata, name: 'db', namespace: 'default' } } as KubeObject;
-        input.service = manualService();
-        input.hostObject = { ...body, metadata: { ...metadata, name: 'db-x-default-x-vc', namespace: 'vc-host' } } as KubeObject;
-        const p = planSync(input, { evaluator });
-        expect(['write', 'unchanged', 'skipped', 'failed']).toContain(p.status);
-      }),
+      fc.property(
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        (body, metadata) => {
+          const pair = new ClusterPair();
+          const input = pair.input(loaded.reference, 'default', 'db');
+          input.virtualObject = {
+            ...body,
+            metadata: { ...metadata, name: 'db', namespace: 'default' },
+          } as KubeObject;
+          input.service = manualService();
+          input.hostObject = {
+            ...body,
+            metadata: { ...metadata, name: 'db-x-default-x-vc', namespace: 'vc-host' },
+          } as KubeObject;
+          const p = planSync(input, { evaluator });
+          expect(['write', 'unchanged', 'skipped', 'failed']).toContain(p.status);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

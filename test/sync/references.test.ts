@@ -4,11 +4,19 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { shortName } from '../../lib/naming/index.ts';
-import { createExpressionEngine } from '../../lib/patches/expression/engine.ts';
+import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { Plan } from '../../lib/sync/types.ts';
-import { ClusterPair, config, DOMAIN, endpoints, identity, manualService, secret } from './fixtures.ts';
+import {
+  ClusterPair,
+  config,
+  DOMAIN,
+  endpoints,
+  identity,
+  manualService,
+  secret,
+} from './fixtures.ts';
 
 let evaluator: Evaluator;
 beforeAll(async () => {
@@ -23,20 +31,16 @@ sync:
         - path: metadata.annotations["db-secret"]
           reference: {apiVersion: v1, kind: Secret}
 `;
-const REF_NS = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations["db-secret"]
-          reference: {apiVersion: v1, kind: Secret, namePath: name, namespacePath: namespace}
-`;
 const HOST = 'endpoints/vc-host/db-x-default-x-vc';
 const SHORT = shortName('creds', 'default', 'vc');
 
 function setup(yaml: string, annotation = 'creds') {
   const pair = new ClusterPair();
-  pair.put('virtual', 'endpoints', endpoints('db', 'default', { annotations: { 'db-secret': annotation } }));
+  pair.put(
+    'virtual',
+    'endpoints',
+    endpoints('db', 'default', { annotations: { 'db-secret': annotation } }),
+  );
   pair.put('virtual', 'services', manualService());
   const cfg = config(yaml);
   const plan = (): Plan => planSync(pair.input(cfg, 'default', 'db'), { evaluator });
@@ -53,12 +57,17 @@ describe('reference patches toHost', () => {
     const s = setup(REF);
     s.pair.put('virtual', 'secrets', secret('creds'));
     const p = s.sync();
-    expect(p.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['create secrets', 'create endpoints']);
+    expect(p.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual([
+      'create secrets',
+      'create endpoints',
+    ]);
     const copy = s.pair.get('host', 'secrets', 'vc-host', SHORT)!;
     expect(copy['data']).toEqual({ k: 'dg==' });
     expect(copy.metadata.labels?.[`${DOMAIN}/managed-by`]).toBe('vc');
     expect(s.pair.host.get(HOST)!.metadata.annotations?.['db-secret']).toBe(SHORT);
-    expect(p.references).toEqual([expect.objectContaining({ direction: 'toHost', status: 'copied' })]);
+    expect(p.references).toEqual([
+      expect.objectContaining({ direction: 'toHost', status: 'copied' }),
+    ]);
     expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [], virtualWrites: [] });
   });
 
@@ -76,7 +85,9 @@ describe('reference patches toHost', () => {
     const s = setup(REF);
     const p = s.plan();
     expect(p.hostWrites.map((w) => w.resource)).toEqual(['endpoints']);
-    expect(p.reason).toContain('referenced Secret default/creds was not found in the virtual cluster');
+    expect(p.reason).toContain(
+      'referenced Secret default/creds was not found in the virtual cluster',
+    );
     expect(p.references).toEqual([expect.objectContaining({ status: 'missing' })]);
   });
 
@@ -90,19 +101,25 @@ describe('reference patches toHost', () => {
   });
 
   it('applies the referenced kind own patches to its copy', () => {
-    const s = setup(`${REF}    secrets:\n      patches:\n        - path: metadata.labels.copied\n          expression: '"yes"'\n`);
+    const s = setup(
+      `${REF}    secrets:\n      patches:\n        - path: metadata.labels.copied\n          expression: '"yes"'\n`,
+    );
     const withLabel = secret('creds');
     withLabel.metadata.labels = { copied: 'no' };
     s.pair.put('virtual', 'secrets', withLabel);
     s.sync();
-    expect(s.pair.get('host', 'secrets', 'vc-host', SHORT)!.metadata.labels?.['copied']).toBe('yes');
+    expect(s.pair.get('host', 'secrets', 'vc-host', SHORT)!.metadata.labels?.['copied']).toBe(
+      'yes',
+    );
   });
 
   it('keeps names and maps namespaces in multi-namespace mode', () => {
     const s = setup(`${REF}    namespaces: {enabled: true}\n`);
     s.pair.put('virtual', 'secrets', secret('creds'));
     const p = s.plan();
-    const created = p.hostWrites.map((w) => (w.verb === 'create' ? `${w.object.metadata.namespace}/${w.object.metadata.name}` : ''));
+    const created = p.hostWrites.map((w) =>
+      w.verb === 'create' ? `${w.object.metadata.namespace}/${w.object.metadata.name}` : '',
+    );
     expect(created).toEqual(['vc-x-default/creds', 'vc-x-default/db']);
   });
 });
@@ -117,12 +134,19 @@ describe('reference patches fromHost', () => {
     h.metadata.annotations!['db-secret'] = 'shared';
     s.pair.host.set(HOST, h);
     const p = s.sync();
-    expect(p.virtualWrites.map((w) => `${w.verb} ${w.resource}`).sort()).toEqual(['create secrets', 'patch endpoints']);
+    expect(p.virtualWrites.map((w) => `${w.verb} ${w.resource}`).sort()).toEqual([
+      'create secrets',
+      'patch endpoints',
+    ]);
     const imported = s.pair.get('virtual', 'secrets', 'default', 'shared')!;
     expect(imported.metadata.labels?.[`${DOMAIN}/controlled-by`]).toBe('endpoint-sync-import');
-    expect(s.pair.get('virtual', 'endpoints', 'default', 'db')!.metadata.annotations?.['db-secret']).toBe('shared');
+    expect(
+      s.pair.get('virtual', 'endpoints', 'default', 'db')!.metadata.annotations?.['db-secret'],
+    ).toBe('shared');
     expect(s.pair.host.get(HOST)!.metadata.annotations?.['db-secret']).toBe('shared');
-    expect(p.references).toContainEqual(expect.objectContaining({ direction: 'fromHost', status: 'imported' }));
+    expect(p.references).toContainEqual(
+      expect.objectContaining({ direction: 'fromHost', status: 'imported' }),
+    );
     expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [], virtualWrites: [] });
   });
 
@@ -135,7 +159,9 @@ describe('reference patches fromHost', () => {
     h.metadata.annotations!['db-secret'] = shortName('other', 'default', 'vc');
     s.pair.host.set(HOST, h);
     const p = s.sync();
-    expect(p.virtualWrites).toEqual([expect.objectContaining({ patch: { metadata: { annotations: { 'db-secret': 'other' } } } })]);
+    expect(p.virtualWrites).toEqual([
+      expect.objectContaining({ patch: { metadata: { annotations: { 'db-secret': 'other' } } } }),
+    ]);
   });
 });
 
@@ -165,7 +191,13 @@ describe('reference security', () => {
     s.pair.put('host', 'secrets', secret('admin-token', 'kube-system'));
     pointHostAt(s.pair, HOST, 'kube-system');
     const p = s.plan();
-    expect(p).toMatchObject({ status: 'failed', reasonCode: 'reference-denied', retryable: false, hostWrites: [], virtualWrites: [] });
+    expect(p).toMatchObject({
+      status: 'failed',
+      reasonCode: 'reference-denied',
+      retryable: false,
+      hostWrites: [],
+      virtualWrites: [],
+    });
     expect(p.reason).toContain('"kube-system"');
   });
 
@@ -174,7 +206,12 @@ describe('reference security', () => {
     s.sync();
     pointHostAt(s.pair, HOST, 'tenant-b');
     const p = s.plan();
-    expect(p).toMatchObject({ status: 'failed', reasonCode: 'reference-denied', hostWrites: [], virtualWrites: [] });
+    expect(p).toMatchObject({
+      status: 'failed',
+      reasonCode: 'reference-denied',
+      hostWrites: [],
+      virtualWrites: [],
+    });
     expect(p.reason).toContain('"tenant-b"');
   });
 
@@ -182,7 +219,10 @@ describe('reference security', () => {
     const s = setup(REF);
     const forged = secret('creds');
     forged.metadata.labels = { [`${DOMAIN}/controlled-by`]: 'endpoint-sync-import' };
-    forged.metadata.annotations = { [`${DOMAIN}/object-host-name`]: 'admin-token', [`${DOMAIN}/object-host-namespace`]: 'kube-system' };
+    forged.metadata.annotations = {
+      [`${DOMAIN}/object-host-name`]: 'admin-token',
+      [`${DOMAIN}/object-host-namespace`]: 'kube-system',
+    };
     s.pair.put('virtual', 'secrets', forged);
     const p = s.plan();
     expect(p).toMatchObject({ status: 'failed', reasonCode: 'reference-denied', hostWrites: [] });
@@ -193,7 +233,10 @@ describe('reference security', () => {
     const s = setup(REF);
     const forged = secret('creds');
     forged.metadata.labels = { [`${DOMAIN}/controlled-by`]: 'endpoint-sync-import' };
-    forged.metadata.annotations = { [`${DOMAIN}/object-host-name`]: 'x', [`${DOMAIN}/object-host-namespace`]: 'tenant-b' };
+    forged.metadata.annotations = {
+      [`${DOMAIN}/object-host-name`]: 'x',
+      [`${DOMAIN}/object-host-namespace`]: 'tenant-b',
+    };
     s.pair.put('virtual', 'secrets', forged);
     expect(s.plan()).toMatchObject({ status: 'failed', reasonCode: 'reference-denied' });
   });
@@ -203,7 +246,9 @@ describe('reference security', () => {
     const s = setup(yaml);
     s.sync();
     pointHostAt(s.pair, 'endpoints/vc-x-default/db', 'other-x-default');
-    expect(planSync(s.pair.input(config(yaml), 'default', 'db', identity), { evaluator })).toMatchObject({
+    expect(
+      planSync(s.pair.input(config(yaml), 'default', 'db', identity), { evaluator }),
+    ).toMatchObject({
       status: 'failed',
       reasonCode: 'reference-denied',
     });
@@ -213,11 +258,24 @@ describe('reference security', () => {
     const s = setup(REF_TARGET);
     const v = s.pair.get('virtual', 'endpoints', 'default', 'db')!;
     const subsets = v['subsets'] as { addresses: { targetRef: Record<string, string> }[] }[];
-    subsets[0]!.addresses[0]!.targetRef = { kind: 'Secret', name: 'admin-token', namespace: 'kube-system' };
+    subsets[0]!.addresses[0]!.targetRef = {
+      kind: 'Secret',
+      name: 'admin-token',
+      namespace: 'kube-system',
+    };
     const p = s.plan();
     expect(p.status).toBe('write');
     const created = p.hostWrites.find((w) => w.resource === 'endpoints');
-    const ref = created?.verb === 'create' ? (created.object['subsets'] as { addresses: { targetRef: Record<string, string> }[] }[])[0]!.addresses[0]!.targetRef : undefined;
-    expect(ref).toEqual({ kind: 'Secret', name: shortName('admin-token', 'kube-system', 'vc'), namespace: 'vc-host' });
+    const ref =
+      created?.verb === 'create'
+        ? (
+            created.object['subsets'] as { addresses: { targetRef: Record<string, string> }[] }[]
+          )[0]!.addresses[0]!.targetRef
+        : undefined;
+    expect(ref).toEqual({
+      kind: 'Secret',
+      name: shortName('admin-token', 'kube-system', 'vc'),
+      namespace: 'vc-host',
+    });
   });
 });

@@ -1,0 +1,139 @@
+/**
+ * `endpoint-sync plan` through the real CLI dispatcher.
+ */
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { main } from '../../lib/cli/main.ts';
+
+function run(args: string[], files: Record<string, string>) {
+  let stdout = '';
+  let stderr = '';
+  const io = {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    readFile: async (path: string) => {
+      const text = files[path];
+      if (text === undefined)
+        throw Object.assign(new Error(`ENOENT: no such file, open '${path}'`), { code: 'ENOENT' });
+      return text;
+    },
+  };
+  return main(['plan', ...args], io).then((code) => ({ code, stdout, stderr }));
+}
+
+const CONFIG = `
+sync:
+  toHost:
+    endpoints:
+      patches:
+        - path: metadata.annotations[*]
+          expression: '"pre-" + value'
+          reverseExpression: value.slice(4)
+`;
+const VIRTUAL = `
+apiVersion: v1
+kind: Endpoints
+metadata: {name: db, namespace: default, uid: u1, annotations: {team: ops}}
+subsets: [{addresses: [{ip: 10.0.0.1}], ports: [{port: 5432}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: default}
+spec: {ports: [{port: 5432}]}
+`;
+
+describe('endpoint-sync plan', () => {
+  it('prints a create plan as YAML with default name and namespace', async () => {
+    const r = await run(['--config', 'c.yaml', '--virtual', 'v.yaml'], {
+      'c.yaml': CONFIG,
+      'v.yaml': VIRTUAL,
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const plan = parse(r.stdout);
+    expect(plan.status).toBe('write');
+    expect(plan.reasonCode).toBe('created');
+    expect(plan.hostWrites[0].object.metadata.name).toBe('db-x-default-x-virtualcluster');
+    expect(plan.hostWrites[0].object.metadata.namespace).toBe('virtualcluster');
+    expect(plan.hostWrites[0].object.metadata.annotations.team).toBe('pre-ops');
+  });
+
+  it('honours --name, --namespace and a --host copy (unchanged)', async () => {
+    const first = await run(
+      ['--config', 'c.yaml', '--virtual', 'v.yaml', '--name', 'vc', '--namespace', 'ns'],
+      { 'c.yaml': CONFIG, 'v.yaml': VIRTUAL },
+    );
+    const host = parse(first.stdout).hostWrites[0].object;
+    host.metadata.uid = 'h1';
+    host.metadata.resourceVersion = '5';
+    const { stringify } = await import('yaml');
+    const r = await run(
+      [
+        '--config',
+        'c.yaml',
+        '--virtual',
+        'v.yaml',
+        '--host',
+        'h.yaml',
+        '--name',
+        'vc',
+        '--namespace',
+        'ns',
+      ],
+      {
+        'c.yaml': CONFIG,
+        'v.yaml': VIRTUAL,
+        'h.yaml': stringify(host),
+      },
+    );
+    expect(parse(r.stdout)).toMatchObject({
+      status: 'unchanged',
+      reasonCode: 'in-sync',
+      hostWrites: [],
+    });
+  });
+
+  it('skips without a Service, and takes one from --service', async () => {
+    const endpointsOnly = VIRTUAL.split('---')[0]!;
+    const skipped = await run(['--config', 'c.yaml', '--virtual', 'v.yaml'], {
+      'c.yaml': CONFIG,
+      'v.yaml': endpointsOnly,
+    });
+    expect(parse(skipped.stdout)).toMatchObject({
+      status: 'skipped',
+      reasonCode: 'service-missing',
+    });
+    const withSelector =
+      'kind: Service\nmetadata: {name: db, namespace: default}\nspec: {selector: {app: db}}\n';
+    const r = await run(['--config', 'c.yaml', '--virtual', 'v.yaml', '--service', 's.yaml'], {
+      'c.yaml': CONFIG,
+      'v.yaml': endpointsOnly,
+      's.yaml': withSelector,
+    });
+    expect(parse(r.stdout)).toMatchObject({
+      status: 'skipped',
+      reasonCode: 'service-has-selector',
+    });
+  });
+
+  it('prints config errors one per line on stderr and exits 1', async () => {
+    const bad =
+      'sync:\n  toHost:\n    endpoints:\n      enabeld: true\n      patches:\n        - path: metadata.name\n          expression: "x"\n';
+    const r = await run(['--config', 'c.yaml', '--virtual', 'v.yaml'], {
+      'c.yaml': bad,
+      'v.yaml': VIRTUAL,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    for (const line of lines) expect(line).toMatch(/^c\.yaml:\d+:\d+: (error|warning): /);
+  });
+
+  it('a missing flag or file is a usage error', async () => {
+    expect((await run(['--config', 'c.yaml'], { 'c.yaml': CONFIG })).code).toBe(1);
+    const r = await run(['--config', 'c.yaml', '--virtual', 'nope.yaml'], { 'c.yaml': CONFIG });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('cannot read --virtual nope.yaml');
+  });
+});
