@@ -1,0 +1,163 @@
+/**
+ * Where the fidelity suite runs: the emulator by default, or a real cluster when
+ * `TEST_KUBECONFIG` names a kubeconfig file. Either way the suite gets a kubeconfig, a fresh
+ * uniquely named namespace (deleted afterwards) and raw HTTP helpers that authenticate with that
+ * kubeconfig (token, client certificate or CA), so the same assertions run against both.
+ */
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+
+/** A raw response. */
+export interface Raw {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  // biome-ignore lint/suspicious/noExplicitAny: bodies are inspected field by field
+  body: any;
+}
+
+/** One watch event. */
+export interface Event {
+  type: string;
+  // biome-ignore lint/suspicious/noExplicitAny: objects are inspected field by field
+  object: any;
+}
+
+/** A running target. */
+export interface Target {
+  /** `emulator` or `real`. */
+  kind: 'emulator' | 'real';
+  kubeconfig: KubeConfig;
+  namespace: string;
+  request(method: string, path: string, body?: unknown, contentType?: string): Promise<Raw>;
+  /** Opens a watch; `next()` yields events, undefined at the end of the stream. */
+  watch(
+    path: string,
+  ): Promise<{ status: number; next(ms?: number): Promise<Event | undefined>; close(): void }>;
+  close(): Promise<void>;
+}
+
+/** Starts the target chosen by `TEST_KUBECONFIG`. */
+export async function startTarget(): Promise<Target> {
+  const file = process.env.TEST_KUBECONFIG;
+  let cluster: EmulatedCluster | undefined;
+  const kc = new KubeConfig();
+  if (file) {
+    kc.loadFromString(await readFile(file, 'utf8'));
+  } else {
+    // A small window so the 410 test needs only a few dozen writes.
+    cluster = await startCluster({ name: 'fidelity', compactionWindow: 50 });
+    kc.loadFromString(cluster.kubeconfig);
+  }
+  const server = new URL(kc.getCurrentCluster()!.server);
+  const options: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
+  const lib = server.protocol === 'https:' ? https : http;
+
+  const open = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
+    new Promise<http.IncomingMessage>((resolve, reject) => {
+      const payload =
+        body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const req = lib.request(
+        {
+          ...options,
+          protocol: server.protocol,
+          hostname: server.hostname,
+          port: server.port,
+          method,
+          path: server.pathname.replace(/\/$/, '') + path,
+          headers: {
+            ...(options.headers ?? {}),
+            accept: 'application/json',
+            // Node does not chunk DELETE bodies, so the length must be given.
+            ...(payload !== undefined
+              ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
+              : {}),
+          },
+        },
+        resolve,
+      );
+      req.on('error', reject);
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+
+  const request = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<Raw> => {
+    const res = await open(method, path, body, contentType);
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Non-JSON bodies (health checks) stay text.
+    }
+    return { status: res.statusCode ?? 0, headers: res.headers, body: parsed };
+  };
+
+  const watch = async (path: string) => {
+    const res = await open('GET', path);
+    const queue: (Event | undefined)[] = [];
+    const waiters: ((e: Event | undefined) => void)[] = [];
+    const push = (e: Event | undefined) => {
+      const w = waiters.shift();
+      if (w) w(e);
+      else queue.push(e);
+    };
+    let buf = '';
+    res.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      let nl = buf.indexOf('\n');
+      while (nl >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.trim()) push(JSON.parse(line) as Event);
+        nl = buf.indexOf('\n');
+      }
+    });
+    res.on('end', () => push(undefined));
+    res.on('error', () => push(undefined));
+    res.on('close', () => push(undefined));
+    return {
+      status: res.statusCode ?? 0,
+      next(ms = 10_000) {
+        if (queue.length > 0) return Promise.resolve(queue.shift());
+        return new Promise<Event | undefined>((resolve, reject) => {
+          const t = setTimeout(() => reject(new Error(`no watch event within ${ms} ms`)), ms);
+          waiters.push((e) => {
+            clearTimeout(t);
+            resolve(e);
+          });
+        });
+      },
+      close: () => res.destroy(),
+    };
+  };
+
+  const namespace = `fidelity-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+  const created = await request('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
+  if (created.status !== 201) {
+    throw new Error(
+      `could not create test namespace ${namespace}: HTTP ${created.status} ${JSON.stringify(created.body)}`,
+    );
+  }
+  return {
+    kind: cluster ? 'emulator' : 'real',
+    kubeconfig: kc,
+    namespace,
+    request,
+    watch,
+    async close() {
+      await request('DELETE', `/api/v1/namespaces/${namespace}`);
+      await cluster?.close();
+    },
+  };
+}
