@@ -11,13 +11,7 @@ import { analyseExpression, type ExpressionUse } from './analysis.ts';
 import { atob, btoa } from './base64.ts';
 import { type ContextPlan, configJson, contextJson, planContext } from './context-data.ts';
 import { Lru } from './lru.ts';
-import {
-  compileNative,
-  FALLBACK,
-  isWellFormed,
-  type NativeHelpers,
-  type NativePlan,
-} from './native.ts';
+import { compileNative, FALLBACK, type NativeHelpers, type NativePlan } from './native.ts';
 import { VALUE_KIND } from './prelude.ts';
 import {
   crossesBoundary,

@@ -103,7 +103,10 @@ describe('attacks', () => {
     let depth = 0;
     const codes = new Set<string>();
     const deep = (n: number): void => {
-      if (n > 0) return deep(n - 1);
+      if (n > 0) {
+        deep(n - 1);
+        return;
+      }
       const r = engine.evaluate(src, '', ctx);
       codes.add(r.ok ? 'ok' : r.error.code);
     };

@@ -127,6 +127,7 @@ describe.each([
   it('supports the ES2020 expression forms', () => {
     expect(ok('context.virtualObject?.metadata?.labels?.team ?? "none"', '')).toBe('storage');
     expect(ok('context.hostObject?.metadata?.labels?.team ?? "none"', '')).toBe('none');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: expression source text
     expect(ok('`${value}.${context.virtualcluster.name}`', 'a')).toBe('a.vc1');
     expect(ok('value ?? "default"', null)).toBe('default');
     expect(ok('value ? "yes" : "no"', '')).toBe('no');
@@ -142,6 +143,7 @@ describe.each([
     expect(
       ok('(() => { const e = new Error("x"); e.name = "Custom"; return e.name; })()', ''),
     ).toBe('Custom');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: expression source text
     expect(ok('(() => { const o = {}; o.toString = () => "t"; return `${o}`; })()', '')).toBe('t');
   });
 

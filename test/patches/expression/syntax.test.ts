@@ -7,6 +7,7 @@ describe('checkExpressionSyntax', () => {
     '"fixed"',
     'btoa(value)',
     'context.virtualObject?.metadata?.labels?.team ?? "none"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: expression source text
     '`${value}-x`',
     '(() => { const x = value.split("."); return x[0]; })()',
     'value // trailing comment',
