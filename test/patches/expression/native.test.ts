@@ -1,0 +1,161 @@
+/**
+ * The native fast path must give exactly the sandbox's result: property tests over random JSON
+ * values and contexts, for every shape the native path accepts.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { atob, btoa } from '../../../lib/patches/expression/base64.ts';
+import {
+  createExpressionEngine,
+  type ExpressionEngine,
+} from '../../../lib/patches/expression/index.ts';
+import type { ExpressionContext } from '../../../lib/patches/types.ts';
+import { sampleContext } from './helpers.ts';
+
+let native: ExpressionEngine;
+let sandbox: ExpressionEngine;
+beforeAll(async () => {
+  native = await createExpressionEngine();
+  sandbox = await createExpressionEngine({ nativeFastPath: false });
+});
+afterAll(() => {
+  native.dispose();
+  sandbox.dispose();
+});
+
+const SHAPES = [
+  '"pre-" + value',
+  'value + "-suf"',
+  '"fixed"',
+  '42',
+  'null',
+  'value',
+  'value.slice(4)',
+  'value.slice(-3, -1)',
+  'value.startsWith("pre-") ? value.slice(4) : value',
+  'value.endsWith("x") || value.includes("ab")',
+  'btoa(value)',
+  'atob(value)',
+  'virtualToHostDNS(value)',
+  '`${value}/${context.virtualcluster.name}`',
+  'context.virtualObject?.metadata?.labels?.team ?? "none"',
+  'context.hostObject?.metadata?.labels?.team ?? "none"',
+  'context.virtualObject.metadata.labels.team',
+  'context.virtualObject?.metadata?.labels?.constructor',
+  'context.virtualObject?.metadata?.labels?.["a.b/c"] ?? value',
+  'context.virtualObject?.subsets?.[0]?.addresses?.length',
+  'context.path',
+  'context.virtualcluster.config.networking.advanced.clusterDomain',
+  'typeof value',
+  '!value',
+  'value === "a" ? null : value',
+  'value !== null && value !== undefined ? value : "none"',
+  '-value',
+  'value?.length ?? 0',
+  'value.x ?? "none"',
+  'value?.x?.y',
+];
+
+const jsonValue = fc.jsonValue({ maxDepth: 3 });
+const stringish = fc.oneof(
+  fc.string({ unit: 'grapheme-ascii' }),
+  fc.string({ unit: 'binary' }),
+  fc.constantFrom(
+    'pre-x',
+    'db.prod.svc',
+    'aGVsbG8=',
+    'ab',
+    'a',
+    'constructor',
+    '__proto__',
+    'db.prod.svc.c.l',
+  ),
+  fc.base64String(),
+);
+const valueArb = fc.oneof(
+  stringish,
+  jsonValue,
+  fc.constantFrom(undefined, -0, Number.NaN, Infinity),
+);
+const labelsArb = fc.oneof(
+  fc.dictionary(fc.constantFrom('team', 'a.b/c', 'constructor', 'toString', 'x'), jsonValue),
+  fc.constantFrom(null, undefined, 'str', [1, 2]),
+);
+const contextArb = fc
+  .record({
+    labels: labelsArb,
+    host: fc.boolean(),
+    subsets: fc.option(fc.array(fc.jsonValue({ maxDepth: 2 }))),
+  })
+  .map(({ labels, host, subsets }): ExpressionContext => {
+    const c = sampleContext();
+    const vo = { metadata: { name: 'db', labels }, subsets };
+    return { ...c, virtualObject: vo, hostObject: host ? vo : null };
+  });
+
+function comparable(r: ReturnType<ExpressionEngine['evaluate']>): unknown {
+  return r.ok ? { ok: true, value: r.value } : { ok: false, error: r.error };
+}
+
+describe('native fast path', () => {
+  it('agrees with the sandbox on every supported shape', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...SHAPES), valueArb, contextArb, (src, value, context) => {
+        const a = native.evaluate(src, value, context);
+        const b = sandbox.evaluate(src, value, context);
+        expect(comparable(a)).toEqual(comparable(b));
+      }),
+      { numRuns: 3000 },
+    );
+    // The fast path really ran for most of them.
+    expect(native.stats().native).toBeGreaterThan(1000);
+  });
+
+  it('takes the native path for the spec example shapes', () => {
+    const ctx = sampleContext();
+    for (const [src, value] of [
+      ['"pre-" + value', 'x'],
+      ['"fixed"', 'x'],
+      ['btoa(value)', 'x'],
+      ['atob(value)', 'eA=='],
+      ['virtualToHostDNS(value)', 'db.prod.svc'],
+      ['value.slice(4)', 'pre-x'],
+      ['context.virtualObject?.metadata?.labels?.team ?? "none"', ''],
+    ] as const) {
+      expect(native.evaluate(src, value, ctx), src).toMatchObject({
+        ok: true,
+        evaluator: 'native',
+      });
+    }
+  });
+});
+
+describe('base64 helpers', () => {
+  it('match the Node.js (WHATWG) atob and btoa', () => {
+    const latin1 = fc.string({
+      unit: fc.integer({ min: 0, max: 255 }).map((c) => String.fromCharCode(c)),
+    });
+    fc.assert(
+      fc.property(latin1, (s) => {
+        expect(btoa(s)).toBe(globalThis.btoa(s));
+        expect(atob(btoa(s))).toBe(s);
+      }),
+      { numRuns: 2000 },
+    );
+    const b64ish = fc.string({ unit: fc.constantFrom(...'AQZaz09+/= \t\n!-_'.split('')) });
+    fc.assert(
+      fc.property(fc.oneof(b64ish, fc.base64String(), fc.string()), (s) => {
+        let expected: string | Error;
+        try {
+          expected = globalThis.atob(s);
+        } catch (e) {
+          expected = e as Error;
+        }
+        if (expected instanceof Error) expect(() => atob(s)).toThrow(/not correctly encoded/);
+        else expect(atob(s)).toBe(expected);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(() => btoa('€')).toThrow(/outside of the Latin1 range at index 0/);
+  });
+});
