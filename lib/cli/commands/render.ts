@@ -1,0 +1,303 @@
+/**
+ * `endpoint-sync render`: what one object becomes on the other side, through the same
+ * translation and patch pipeline the functions run: toHost prints the host copy, fromHost the
+ * virtual object after the reverse way. Reads files only; touches no cluster.
+ */
+import { stringify } from 'yaml';
+import type { SyncConfig } from '../../config/types.ts';
+import type { KubeObject } from '../../kube/object.ts';
+import { createExpressionEngine } from '../../patches/expression/index.ts';
+import type { Direction, PatchReport } from '../../patches/types.ts';
+import { syncContext } from '../../sync/context.ts';
+import { copyFromHost } from '../../sync/copy.ts';
+import { applyMergePatch } from '../../sync/json.ts';
+import { resourceByKind } from '../../sync/kinds.ts';
+import { managedState } from '../../sync/managed.ts';
+import { planSync } from '../../sync/plan.ts';
+import { sectionOf } from '../../sync/plan-input.ts';
+import { syncReferences } from '../../sync/references.ts';
+import type { Plan, VirtualClusterIdentity } from '../../sync/types.ts';
+import { type Command, type CommandIO, UsageError } from '../command.ts';
+import {
+  IDENTITY_OPTIONS,
+  IDENTITY_USAGE,
+  identityFrom,
+  loadConfigFlag,
+  readObject,
+  readObjects,
+  stringFlag,
+} from '../inputs.ts';
+
+const usage = `Usage: endpoint-sync render --config FILE --object FILE [--direction toHost|fromHost]
+                            [--service FILE] [--virtual-object FILE] [--explain]
+                            [--name VC_NAME] [--namespace HOST_NS] [--marker-domain DOMAIN]
+
+Prints, as YAML on stdout, what one Kubernetes object becomes on the other side:
+  toHost    (default) --object is a virtual object (Endpoints, Secret, ConfigMap, Service);
+            prints its host copy: host name and namespace, metadata reset, marker labels and
+            annotations, targetRef translation, then the patches of
+            sync.toHost.<resource>.patches ("expression"s).
+  fromHost  --object is a host copy; prints the virtual object after the reverse way: markers
+            stripped, the "reverseExpression"s applied to the labels and annotations that flow
+            back (only they do). Without --virtual-object it prints the virtual key with those
+            labels and annotations; with it, that object with the changes merged in, exactly as
+            the sync would write it.
+
+Flags:
+  -c, --config FILE          the configuration file
+  -o, --object FILE          the object to render (YAML or JSON; "-" reads standard input)
+  -d, --direction DIR        toHost (default) or fromHost
+      --service FILE         the virtual Service of an Endpoints object; without it the Endpoints
+                             is rendered as if its Service were selector-less (synced)
+      --virtual-object FILE  fromHost only: the current virtual object
+      --explain              print the patch report (applied, skipped, failed) to stderr
+${IDENTITY_USAGE}
+  -h, --help                 show this help
+
+Exit status: 0 when the object was rendered; 1 on a configuration error, unreadable input, a
+patch that failed (one line per failure on stderr), or an object that would not be synced.
+
+Example:
+  endpoint-sync render --config examples/endpoints.yaml --object examples/objects/db-endpoints.yaml --explain
+`;
+
+/** The explain report: one line per patch outcome, grouped by run. */
+export function formatReports(reports: readonly PatchReport[]): string {
+  const lines: string[] = [];
+  for (const report of reports) {
+    lines.push(`# patches (${report.direction})`);
+    if (report.outcomes.length === 0) lines.push('  (no patches for this direction)');
+    for (const o of report.outcomes) {
+      const head = `  ${o.configPath} at ${o.path}: `;
+      if (o.status === 'applied') {
+        const via = o.evaluator ? ` [${o.evaluator}]` : '';
+        const after = o.after === undefined ? '(removed)' : JSON.stringify(o.after);
+        lines.push(`${head}applied ${o.mode}${via}: ${JSON.stringify(o.before)} -> ${after}`);
+      } else if (o.status === 'skipped') {
+        lines.push(`${head}skipped: ${o.reason}`);
+      } else {
+        lines.push(`${head}failed (${o.error.code}): ${o.error.message}`);
+      }
+    }
+    for (const ref of report.references) {
+      lines.push(
+        `  reference at ${ref.path}: ${ref.virtual.kind} ${ref.virtual.namespace}/${ref.virtual.name} <-> ${ref.host.namespace}/${ref.host.name}`,
+      );
+    }
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}
+
+/** One stderr line per failed patch, or the plan's reason when no patch failed. */
+function failureLines(plan: Plan): string[] {
+  const lines = plan.reports.flatMap((r) =>
+    r.outcomes.flatMap((o) =>
+      o.status === 'failed' ? [`${o.configPath} at ${o.path}: ${o.error.message}`] : [],
+    ),
+  );
+  return lines.length > 0 ? lines : [plan.reason];
+}
+
+function resourceOf(object: KubeObject, config: SyncConfig): string {
+  const kind = object.kind;
+  if (typeof kind !== 'string') throw new UsageError('the object has no "kind"; render needs one');
+  const resource = resourceByKind(kind);
+  const section = resource ? sectionOf(resource.plural) : undefined;
+  if (!resource || !section) {
+    throw new UsageError(
+      `kind ${kind} has no sync.toHost section endpoint-sync handles (it handles Endpoints, Service, Secret, ConfigMap)`,
+    );
+  }
+  if (!config.resources[section].enabled) {
+    throw new UsageError(`sync.toHost.${section}.enabled is false: a ${kind} would not be synced`);
+  }
+  return resource.plural;
+}
+
+/** A selector-less Service, so an Endpoints without `--service` renders as synced. */
+function assumedService(endpoints: KubeObject): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: endpoints.metadata.name, namespace: endpoints.metadata.namespace },
+    spec: { ports: [] },
+  };
+}
+
+function keyOf(object: KubeObject): { namespace: string; name: string } {
+  const name = object.metadata.name;
+  if (typeof name !== 'string' || name === '')
+    throw new UsageError('the object has no metadata.name');
+  return { namespace: object.metadata.namespace ?? 'default', name };
+}
+
+interface Rendered {
+  object?: KubeObject;
+  reports: PatchReport[];
+  failures: string[];
+}
+
+function renderToHost(
+  virtual: KubeObject,
+  service: KubeObject | null,
+  identity: VirtualClusterIdentity,
+  config: SyncConfig,
+  evaluate: Parameters<typeof planSync>[1],
+): Rendered {
+  const resource = resourceOf(virtual, config);
+  const key = keyOf(virtual);
+  virtual.metadata.namespace = key.namespace;
+  const plan = planSync(
+    {
+      identity,
+      config,
+      resource,
+      key,
+      virtualObject: virtual,
+      service: resource === 'endpoints' ? (service ?? assumedService(virtual)) : null,
+      hostObject: null,
+    },
+    evaluate,
+  );
+  const created = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === resource);
+  if (plan.status === 'failed' || !created || created.verb !== 'create') {
+    const failures =
+      plan.status === 'failed'
+        ? failureLines(plan)
+        : [`${key.namespace}/${key.name} would not be synced: ${plan.reason}`];
+    return { reports: plan.reports, failures };
+  }
+  return { object: created.object, reports: plan.reports, failures: [] };
+}
+
+function renderFromHost(
+  host: KubeObject,
+  virtual: KubeObject | null,
+  identity: VirtualClusterIdentity,
+  config: SyncConfig,
+  evaluate: Parameters<typeof planSync>[1],
+): Rendered {
+  const resource = resourceOf(host, config);
+  const kind = host.kind as string;
+  const ctx = syncContext(identity, config);
+  const state = managedState(host, kind, ctx);
+  if (!state.managed) {
+    return {
+      reports: [],
+      failures: [`the host object is not a copy this virtual cluster manages: ${state.reason}`],
+    };
+  }
+  if (virtual) {
+    virtual.metadata.namespace ??= state.virtualKey.namespace;
+    const plan = planSync(
+      {
+        identity,
+        config,
+        resource,
+        key: state.virtualKey,
+        virtualObject: virtual,
+        service: resource === 'endpoints' ? assumedService(virtual) : null,
+        hostObject: host,
+      },
+      evaluate,
+    );
+    if (plan.status === 'failed') return { reports: plan.reports, failures: failureLines(plan) };
+    let object = virtual;
+    for (const write of plan.virtualWrites) {
+      if (write.verb === 'patch' && write.resource === resource) {
+        object = applyMergePatch(object, write.patch) as KubeObject;
+      }
+    }
+    return { object, reports: plan.reports, failures: [] };
+  }
+  const section = sectionOf(resource);
+  const patches = section ? config.resources[section].patches : [];
+  const references = syncReferences(ctx, { virtual: [], host: [] }, state.virtualKey.namespace);
+  const copy = copyFromHost(host, null, {
+    ctx,
+    evaluator: evaluate.evaluator,
+    references,
+    patches,
+  });
+  const reports = copy.report ? [copy.report] : [];
+  if (copy.report?.failed) {
+    const failures = copy.report.outcomes.flatMap((o) =>
+      o.status === 'failed' ? [`${o.configPath} at ${o.path}: ${o.error.message}`] : [],
+    );
+    return { reports, failures };
+  }
+  // Without the virtual object only what flows back is known: labels and annotations.
+  const { labels, annotations } = copy.object.metadata;
+  const object: KubeObject = {
+    apiVersion: host.apiVersion ?? 'v1',
+    kind,
+    metadata: { ...state.virtualKey, labels: labels ?? {}, annotations: annotations ?? {} },
+  };
+  return { object, reports, failures: [] };
+}
+
+function parseDirection(value: unknown): Direction {
+  if (value === undefined || value === 'toHost') return 'toHost';
+  if (value === 'fromHost') return 'fromHost';
+  throw new UsageError(`--direction must be toHost or fromHost, not ${JSON.stringify(value)}`);
+}
+
+async function optionalObject(io: CommandIO, file: unknown, flag: string) {
+  return typeof file === 'string' ? readObject(io, file, flag) : null;
+}
+
+const render: Command = {
+  summary: 'print what one object becomes on the other side (translation + patches)',
+  usage,
+  options: {
+    config: { type: 'string', short: 'c' },
+    object: { type: 'string', short: 'o' },
+    direction: { type: 'string', short: 'd' },
+    service: { type: 'string' },
+    'virtual-object': { type: 'string' },
+    explain: { type: 'boolean' },
+    ...IDENTITY_OPTIONS,
+  },
+  async run(values, _positionals, io) {
+    const direction = parseDirection(values['direction']);
+    const objectFile = stringFlag(values, 'object');
+    if (direction === 'toHost' && values['virtual-object'] !== undefined) {
+      throw new UsageError('--virtual-object is for --direction fromHost');
+    }
+    const config = await loadConfigFlag(values, io);
+    if (!config) return 1;
+    const identity = identityFrom(values);
+    const [object, ...rest] = await readObjects(io, objectFile, '--object');
+    if (!object) throw new UsageError(`--object ${objectFile} holds no Kubernetes object`);
+    if (rest.length > 0) throw new UsageError(`--object ${objectFile} holds more than one object`);
+
+    const engine = await createExpressionEngine();
+    try {
+      const result =
+        direction === 'toHost'
+          ? renderToHost(
+              object,
+              await optionalObject(io, values['service'], '--service'),
+              identity,
+              config,
+              { evaluator: engine },
+            )
+          : renderFromHost(
+              object,
+              await optionalObject(io, values['virtual-object'], '--virtual-object'),
+              identity,
+              config,
+              { evaluator: engine },
+            );
+      if (values['explain']) io.stderr.write(formatReports(result.reports));
+      for (const line of result.failures) io.stderr.write(`error: ${line}\n`);
+      if (!result.object) return 1;
+      io.stdout.write(stringify(result.object));
+      return 0;
+    } finally {
+      engine.dispose();
+    }
+  },
+};
+
+export default render;
