@@ -37,6 +37,7 @@ const SHAPES = [
   'btoa(value)',
   'atob(value)',
   'virtualToHostDNS(value)',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: expression source text
   '`${value}/${context.virtualcluster.name}`',
   'context.virtualObject?.metadata?.labels?.team ?? "none"',
   'context.hostObject?.metadata?.labels?.team ?? "none"',
