@@ -4,6 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { badRequest } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { buildKubeconfig } from './kubeconfig.ts';
 import { seededRandom } from './random.ts';
@@ -78,6 +79,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Emulat
   });
   server = createServer(handler);
   server.keepAliveTimeout = 30_000;
+  // Requests Node cannot even parse still get a Status body, as every other error does.
+  server.on('clientError', (_err, socket) => {
+    if (!socket.writable) return;
+    const body = JSON.stringify(badRequest('malformed HTTP request').status);
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
   await new Promise<void>((resolve, reject) => {
     server!.once('error', reject);
     server!.listen(options.port ?? 0, host, () => {

@@ -32,6 +32,7 @@ export class WatchStream {
   #unsubscribe: (() => void) | undefined;
   #timers: NodeJS.Timeout[] = [];
   #ended = false;
+  #corked = false;
 
   constructor(
     res: ServerResponse,
@@ -72,6 +73,15 @@ export class WatchStream {
   /** Sends one event (called by the store's dispatch, synchronously with the write). */
   send(type: EventType, object: Obj, ev: StoredEvent | undefined): void {
     if (this.#ended) return;
+    // Events of one tick go out in one write: a burst of changes costs one syscall, not many.
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#res.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        this.#res.uncork();
+      });
+    }
     if (ev && ev.type === type && ev.object === object) {
       let line = lineCache.get(ev);
       if (line === undefined) {

@@ -65,7 +65,8 @@ describe('@kubernetes/client-node 2.0.1', () => {
         body: { metadata: { name: 'y' } },
       })
       .catch((e: unknown) => e as k8s.ApiException<string>);
-    expect(conflict.code).toBe(400);
+    expect(conflict).toBeInstanceOf(k8s.ApiException);
+    expect((conflict as k8s.ApiException<string>).code).toBe(400);
   });
 
   it('uses coordination.k8s.io/v1 leases', async () => {
@@ -84,7 +85,8 @@ describe('@kubernetes/client-node 2.0.1', () => {
     const stale = await coord
       .replaceNamespacedLease({ namespace: 'default', name: 'lock', body: lease })
       .catch((e: unknown) => e as k8s.ApiException<string>);
-    expect(stale.code).toBe(409);
+    expect(stale).toBeInstanceOf(k8s.ApiException);
+    expect((stale as k8s.ApiException<string>).code).toBe(409);
   });
 
   it('Watch receives typed events', async () => {
