@@ -4,8 +4,9 @@
  */
 import type { Patch } from '../config/types.ts';
 import type { KubeObject } from '../kube/object.ts';
-import { applyPatches } from '../patches/pipeline.ts';
-import type { Evaluator, PatchReport, ReferenceTranslator } from '../patches/types.ts';
+import { parsePath } from '../patches/path.ts';
+import { applyPatches, type PipelineEnv, type PipelineResult } from '../patches/pipeline.ts';
+import type { Direction, Evaluator, PatchReport, ReferenceTranslator } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { finishForHost, prepareForHost, prepareFromHost } from './translate.ts';
 import type { ObjectKey } from './types.ts';
@@ -24,11 +25,50 @@ export interface CopyEnv {
   patches: readonly Patch[];
 }
 
+const metadataOnlyCache = new WeakMap<readonly Patch[], boolean>();
+
+/** True when every patch's path starts with the literal segment `metadata`. */
+function metadataOnly(patches: readonly Patch[]): boolean {
+  let known = metadataOnlyCache.get(patches);
+  if (known === undefined) {
+    known = patches.every((patch) => {
+      try {
+        const first = parsePath(patch.path)[0];
+        return first?.kind === 'key' && first.key === 'metadata';
+      } catch {
+        return false;
+      }
+    });
+    metadataOnlyCache.set(patches, known);
+  }
+  return known;
+}
+
+/**
+ * Runs the pipeline. When no patch can reach beyond `metadata` (the common case), it runs on a
+ * skeleton holding only the metadata: the pipeline copies its input, and copying 50 addresses
+ * for patches that never look at them was most of a plan's cost. Expressions read the full
+ * objects through `context` either way.
+ */
+function runPipeline(
+  object: KubeObject,
+  patches: readonly Patch[],
+  direction: Direction,
+  env: PipelineEnv,
+): PipelineResult {
+  if (!metadataOnly(patches)) return applyPatches(object, patches, direction, env);
+  const skeleton: KubeObject = { metadata: object.metadata };
+  if (object.apiVersion !== undefined) skeleton.apiVersion = object.apiVersion;
+  if (object.kind !== undefined) skeleton.kind = object.kind;
+  const run = applyPatches(skeleton, patches, direction, env);
+  return { object: { ...object, metadata: run.object.metadata }, report: run.report };
+}
+
 function pipelineEnv(
   env: CopyEnv,
   hostObject: KubeObject | null,
   virtualObject: KubeObject | null,
-) {
+): PipelineEnv {
   const { identity, config } = env.ctx;
   return {
     evaluator: env.evaluator,
@@ -56,7 +96,7 @@ export function copyToHost(
   if (env.patches.length === 0) {
     return { object: finishForHost(prepared, virtual, kind, hostKey, env.ctx) };
   }
-  const run = applyPatches(prepared, env.patches, 'toHost', pipelineEnv(env, currentHost, virtual));
+  const run = runPipeline(prepared, env.patches, 'toHost', pipelineEnv(env, currentHost, virtual));
   return {
     object: finishForHost(run.object, virtual, kind, hostKey, env.ctx),
     report: run.report,
@@ -76,6 +116,6 @@ export function copyFromHost(
 ): CopyResult {
   const prepared = prepareFromHost(host, env.ctx);
   if (env.patches.length === 0) return { object: prepared };
-  const run = applyPatches(prepared, env.patches, 'fromHost', pipelineEnv(env, host, virtual));
+  const run = runPipeline(prepared, env.patches, 'fromHost', pipelineEnv(env, host, virtual));
   return { object: run.object, report: run.report };
 }

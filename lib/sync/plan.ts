@@ -4,7 +4,6 @@
  * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
  */
 import type { KubeObject } from '../kube/object.ts';
-import { originalLabelKey } from '../naming/index.ts';
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
 import { type CopyEnv, copyFromHost, copyToHost } from './copy.ts';
@@ -15,6 +14,7 @@ import {
 } from './endpoints.ts';
 import { applyMergePatch, isPlainObject } from './json.ts';
 import { resourceByPlural } from './kinds.ts';
+import { virtualLabelKey } from './label-keys.ts';
 import { managedState } from './managed.ts';
 import { hostKeyOf, ownsHostNamespace } from './namespaces.ts';
 import {
@@ -411,7 +411,7 @@ function virtualPatch(
     out[map][virtualKey] = value;
   };
   for (const hostKey of changes.labels) {
-    const virtualKey = originalLabelKey(hostKey, ctx.identity.name, ctx.identity.markerDomain);
+    const virtualKey = virtualLabelKey(hostKey, ctx.identity.name, ctx.identity.markerDomain);
     if (virtualKey !== undefined) pick('labels', virtualKey);
   }
   for (const key of changes.annotations) pick('annotations', key);

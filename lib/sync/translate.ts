@@ -11,11 +11,11 @@
  * markers and restores label keys, the reverse patches run, and the caller reads the result.
  */
 import type { KubeObject, ObjectMeta } from '../kube/object.ts';
-import { originalLabelKey, translateLabelKey } from '../naming/index.ts';
 import type { SyncContext } from './context.ts';
 import { translateEndpointsSpec } from './endpoints.ts';
 import { cloneJson, isPlainObject, stableStringify } from './json.ts';
 import { resourceByKind } from './kinds.ts';
+import { hostLabelKey, virtualLabelKey } from './label-keys.ts';
 import {
   IMPORT_CONTROLLER,
   isMarkerAnnotation,
@@ -132,8 +132,8 @@ export function appliedMetadataOf(
   const labels: Record<string, string> = {};
   for (const [key, value] of Object.entries(stringMap(object.metadata?.labels))) {
     if (fromVirtualKeys) {
-      labels[translateLabelKey(key, identity.name, identity.markerDomain)] = value;
-    } else if (originalLabelKey(key, identity.name, identity.markerDomain) !== undefined) {
+      labels[hostLabelKey(key, identity.name, identity.markerDomain)] = value;
+    } else if (virtualLabelKey(key, identity.name, identity.markerDomain) !== undefined) {
       labels[key] = value;
     }
   }
@@ -171,7 +171,7 @@ export function prepareFromHost(host: KubeObject, ctx: SyncContext): KubeObject 
   const applied = appliedMetadataOf(host, ctx, false);
   const labels: Record<string, string> = {};
   for (const [key, value] of Object.entries(applied.labels)) {
-    const original = originalLabelKey(key, identity.name, identity.markerDomain);
+    const original = virtualLabelKey(key, identity.name, identity.markerDomain);
     if (original !== undefined) labels[original] = value;
   }
   out.metadata = {
