@@ -118,7 +118,11 @@ interface Node {
   ref?: string;
 }
 
-/** Issue with the data the oneOf/anyOf heuristics need; stripped before it leaves the module. */
+/**
+ * Issue with the data the oneOf/anyOf heuristics need; stripped before it leaves the module.
+ * Validation walks with one shared, mutable segment stack (push/pop), so `segments` here is
+ * always a copy taken when the issue is recorded.
+ */
 interface RawIssue {
   segments: (string | number)[];
   message: string;
@@ -310,7 +314,7 @@ function validateNode(
   }
   if (node.types && !node.types.some((t) => hasType(value, t))) {
     out.push({
-      segments,
+      segments: [...segments],
       message: `must be ${describeTypes(node.types)}`,
       kind: 'type',
       expected: node.types,
@@ -321,7 +325,7 @@ function validateNode(
   }
   if (node.hasConst && !jsonEqual(value, node.const)) {
     out.push({
-      segments,
+      segments: [...segments],
       message: `must be ${JSON.stringify(node.const)} (got ${preview(value)})`,
       kind: 'const',
       expected: [node.const],
@@ -330,7 +334,7 @@ function validateNode(
   }
   if (node.enum && !node.enum.some((allowed) => jsonEqual(value, allowed))) {
     out.push({
-      segments,
+      segments: [...segments],
       message: `must be one of ${node.enum.map((v) => JSON.stringify(v)).join(', ')} (got ${preview(value)})`,
       kind: 'const',
       expected: node.enum,
@@ -341,7 +345,7 @@ function validateNode(
     const length = [...value].length;
     if (node.minLength !== undefined && length < node.minLength) {
       out.push({
-        segments,
+        segments: [...segments],
         message:
           node.minLength === 1
             ? 'must not be empty'
@@ -351,40 +355,46 @@ function validateNode(
     }
     if (node.maxLength !== undefined && length > node.maxLength) {
       out.push({
-        segments,
+        segments: [...segments],
         message: `must be at most ${node.maxLength} characters long (got ${length})`,
         kind: 'other',
       });
     }
     if (node.pattern && !node.pattern.test(value)) {
       out.push({
-        segments,
+        segments: [...segments],
         message: `must match ${node.patternText} (got ${preview(value)})`,
         kind: 'other',
       });
     }
   }
   if (typeof value === 'number' && node.minimum !== undefined && value < node.minimum) {
-    out.push({ segments, message: `must be >= ${node.minimum} (got ${value})`, kind: 'other' });
+    out.push({
+      segments: [...segments],
+      message: `must be >= ${node.minimum} (got ${value})`,
+      kind: 'other',
+    });
   }
   if (Array.isArray(value)) {
     if (node.minItems !== undefined && value.length < node.minItems) {
       out.push({
-        segments,
+        segments: [...segments],
         message: `must have at least ${plural(node.minItems, 'item')} (got ${value.length})`,
         kind: 'other',
       });
     }
     if (node.maxItems !== undefined && value.length > node.maxItems) {
       out.push({
-        segments,
+        segments: [...segments],
         message: `must have at most ${plural(node.maxItems, 'item')} (got ${value.length})`,
         kind: 'other',
       });
     }
     if (node.items) {
       for (let i = 0; i < value.length; i++) {
-        validateNode(node.items, value[i], [...segments, i], out, definitions);
+        segments.push(i);
+        validateNode(node.items, value[i], segments, out, definitions);
+        segments.pop();
       }
     }
   }
@@ -397,7 +407,9 @@ function validateNode(
     for (const [name, child] of Object.entries(value)) {
       const schema = node.properties?.get(name);
       if (schema) {
-        validateNode(schema, child, [...segments, name], out, definitions);
+        segments.push(name);
+        validateNode(schema, child, segments, out, definitions);
+        segments.pop();
       } else if (node.additionalProperties === false) {
         const allowed = [...(node.properties?.keys() ?? [])].join(', ');
         out.push({
@@ -406,7 +418,9 @@ function validateNode(
           kind: 'other',
         });
       } else if (node.additionalProperties) {
-        validateNode(node.additionalProperties, child, [...segments, name], out, definitions);
+        segments.push(name);
+        validateNode(node.additionalProperties, child, segments, out, definitions);
+        segments.pop();
       }
     }
   }
@@ -435,7 +449,7 @@ function validateAlternatives(
   const matched = results.filter((issues) => issues.length === 0).length;
   if (keyword === 'oneOf' && matched > 1) {
     out.push({
-      segments,
+      segments: [...segments],
       message: `must match exactly one alternative (matched ${matched})`,
       kind: 'other',
     });
@@ -452,7 +466,7 @@ function validateAlternatives(
   if (results.every(typeOnly)) {
     const types = [...new Set(results.flatMap((issues) => issues[0]!.expected as TypeName[]))];
     out.push({
-      segments,
+      segments: [...segments],
       message: `must be ${describeTypes(types)}`,
       kind: 'type',
       expected: types,
@@ -484,7 +498,7 @@ function validateAlternatives(
     return;
   }
   out.push({
-    segments,
+    segments: [...segments],
     message: `must match one of ${branches.length} alternatives`,
     kind: 'other',
   });
