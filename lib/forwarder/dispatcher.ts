@@ -28,7 +28,6 @@ import { nextBatch } from './batcher.ts';
 import { buildEvent, type EventSources } from './event-builder.ts';
 import { Gate } from './gate.ts';
 import type { Invoker } from './invoker.ts';
-import { InvocationThrottledError } from './invoker.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
 import type { ForwarderMetrics } from './metrics.ts';
 import type { QueueItem, WorkQueue } from './queue.ts';
@@ -96,6 +95,26 @@ export interface DispatcherOptions {
   /** Starts paused (leader election on: dispatch only once leading). */
   paused?: boolean;
 }
+
+/**
+ * Whether an invoker error means "slow down" (`InvocationThrottledError` of `./invoker.ts`: Lambda
+ * 429 TooManyRequests / concurrency limits). Matched by name rather than class so an invoker from
+ * another copy of the module (a bundle, a test double) is honoured too.
+ */
+export function isThrottled(err: unknown): boolean {
+  return err instanceof Error && err.name === 'InvocationThrottledError';
+}
+
+/** Reason codes of parked/retried items by invoker error class (see `./invoker.ts`). */
+const REASON_BY_ERROR: Record<string, string> = {
+  FunctionError: 'function-error',
+  PayloadTooLargeError: 'event-too-large',
+  FunctionNotFoundError: 'function-not-found',
+  InvalidResultError: 'invalid-result',
+  InvalidEventError: 'invalid-event',
+  InvocationServiceError: 'lambda-service-error',
+  InvocationTransportError: 'lambda-unreachable',
+};
 
 const DEFAULT_THROTTLE_BACKOFF: BackoffPolicy = { baseMs: 1000, maxMs: 60_000, jitter: 0.2 };
 
@@ -341,12 +360,23 @@ export class Dispatcher {
   ): void {
     const o = this.#o;
     const error = err instanceof Error ? err : new Error(String(err));
-    if (err instanceof InvocationThrottledError) {
+    if (this.#hardStop.signal.aborted) {
+      // Aborted by the shutdown deadline: the outcome is unknown and the queue takes nothing
+      // more; whoever runs next lists every object and syncs these keys again.
+      this.#logger.warn('invocation aborted by shutdown', { items: group.length });
+      this.events.emit('invocation', { items: group.length, outcome: 'error', durationMs, error });
+      return;
+    }
+    if (isThrottled(err)) {
       o.metrics.invocations.inc({ outcome: 'throttled' });
-      const delay = backoffDelay(
-        o.throttleBackoff ?? DEFAULT_THROTTLE_BACKOFF,
-        this.#throttles++,
-        this.#random,
+      const retryAfterMs = ((err as { retryAfterSeconds?: number }).retryAfterSeconds ?? 0) * 1000;
+      const delay = Math.max(
+        retryAfterMs,
+        backoffDelay(
+          o.throttleBackoff ?? DEFAULT_THROTTLE_BACKOFF,
+          this.#throttles++,
+          this.#random,
+        ),
       );
       this.#pausedUntil = Math.max(this.#pausedUntil, this.#clock.now() + delay);
       this.#logger.warn('invocation throttled; pausing dispatch', {
@@ -368,6 +398,20 @@ export class Dispatcher {
     }
     o.metrics.invocations.inc({ outcome: 'error' });
     o.metrics.invocationDuration.observe(durationMs / 1000);
+    if (error.name === 'PayloadTooLargeError' && group.length > 1) {
+      // Too large as a batch: each item goes again in an invocation of its own, without
+      // spending its retry budget (the items did nothing wrong).
+      this.#logger.warn('event too large for one invocation; sending its items one by one', {
+        items: group.length,
+        error: error.message,
+      });
+      this.events.emit('invocation', { items: group.length, outcome: 'error', durationMs, error });
+      for (const item of group) {
+        o.metrics.retries.inc({ cause: 'payload-too-large' });
+        o.queue.add(item.key, { ...item.trigger, solo: true });
+      }
+      return;
+    }
     this.#logger.error('invocation failed; retrying its items one by one', {
       items: group.length,
       keys: event.items.map((i) => `${i.key.namespace}/${i.key.name}`).slice(0, 20),

@@ -61,7 +61,7 @@ describe('Informer against the emulator', () => {
     expect(informer!.hasSynced()).toBe(true);
     expect(informer!.size).toBe(6);
     cluster.store.create('endpoints', 'apps', endpoints('apps', 'new'));
-    cluster.store.patch('endpoints', 'default', 'ep-0', 'merge', {
+    cluster.store.patch('endpoints', 'default', 'ep-0', 'application/merge-patch+json', {
       metadata: { labels: { a: 'b' } },
     });
     cluster.store.delete('endpoints', 'default', 'ep-1');

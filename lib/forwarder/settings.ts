@@ -1,0 +1,373 @@
+/**
+ * The settings of `endpoint-sync forward`, from flags with environment-variable fallbacks, so the
+ * same binary is configured by a ConfigMap in a Deployment and by flags on a laptop. Pure: flags
+ * and environment in, validated settings out; `lib/cli/commands/forward.ts` does the I/O.
+ */
+import { DEFAULT_MARKER_DOMAIN } from '../naming/marker-domain.ts';
+
+/** One setting: its flag, its environment variable, and what it means. */
+export interface SettingSpec {
+  flag: string;
+  env: string;
+  type: 'string' | 'boolean' | 'integer';
+  /** For `--help` and docs/forwarder.md. */
+  help: string;
+  /** Shown in help; applied by {@link resolveForwardSettings}. */
+  default?: string;
+  /** Also read when `env` is unset (standard variables such as `AWS_REGION`). */
+  fallbackEnv?: string[];
+  valueName?: string;
+}
+
+/** Every setting of the forwarder, in help order. */
+export const FORWARD_SETTINGS = [
+  {
+    flag: 'virtual-kubeconfig',
+    env: 'ENDPOINT_SYNC_VIRTUAL_KUBECONFIG',
+    type: 'string',
+    valueName: 'FILE',
+    help: 'kubeconfig of the virtual cluster (or --in-cluster)',
+  },
+  {
+    flag: 'in-cluster',
+    env: 'ENDPOINT_SYNC_IN_CLUSTER',
+    type: 'boolean',
+    help: "use the pod's service account for the virtual cluster",
+  },
+  {
+    flag: 'host-kubeconfig',
+    env: 'ENDPOINT_SYNC_HOST_KUBECONFIG',
+    type: 'string',
+    valueName: 'FILE',
+    help: 'kubeconfig of the host cluster (read-only: watches the managed host Endpoints)',
+  },
+  {
+    flag: 'function',
+    env: 'ENDPOINT_SYNC_FUNCTION',
+    type: 'string',
+    valueName: 'NAME',
+    help: 'name or ARN of the sync Lambda function',
+  },
+  {
+    flag: 'region',
+    env: 'ENDPOINT_SYNC_REGION',
+    type: 'string',
+    valueName: 'R',
+    fallbackEnv: ['AWS_REGION', 'AWS_DEFAULT_REGION'],
+    help: 'AWS region of the function',
+  },
+  {
+    flag: 'endpoint',
+    env: 'ENDPOINT_SYNC_LAMBDA_ENDPOINT',
+    type: 'string',
+    valueName: 'URL',
+    help: 'Lambda API endpoint (serverless-offline, the local invoke endpoint)',
+  },
+  {
+    flag: 'name',
+    env: 'ENDPOINT_SYNC_NAME',
+    type: 'string',
+    valueName: 'VC',
+    help: 'name of the virtual cluster',
+  },
+  {
+    flag: 'namespace',
+    env: 'ENDPOINT_SYNC_HOST_NAMESPACE',
+    type: 'string',
+    valueName: 'HOST_NS',
+    help: 'host namespace the virtual cluster syncs into',
+  },
+  {
+    flag: 'marker-domain',
+    env: 'ENDPOINT_SYNC_MARKER_DOMAIN',
+    type: 'string',
+    valueName: 'DOMAIN',
+    default: DEFAULT_MARKER_DOMAIN,
+    help: 'domain of the marker labels/annotations',
+  },
+  {
+    flag: 'config-uri',
+    env: 'ENDPOINT_SYNC_CONFIG_URI',
+    type: 'string',
+    valueName: 'URI',
+    help: 's3://bucket/key or file:// URI of the configuration, passed to the function',
+  },
+  {
+    flag: 'batch-size',
+    env: 'ENDPOINT_SYNC_BATCH_SIZE',
+    type: 'integer',
+    valueName: 'N',
+    default: '50',
+    help: 'most items per invocation (1-500)',
+  },
+  {
+    flag: 'batch-window-ms',
+    env: 'ENDPOINT_SYNC_BATCH_WINDOW_MS',
+    type: 'integer',
+    valueName: 'T',
+    default: '50',
+    help: 'how long a batch waits to fill after its first item',
+  },
+  {
+    flag: 'max-in-flight',
+    env: 'ENDPOINT_SYNC_MAX_IN_FLIGHT',
+    type: 'integer',
+    valueName: 'N',
+    default: '4',
+    help: 'invocations at once',
+  },
+  {
+    flag: 'resync',
+    env: 'ENDPOINT_SYNC_RESYNC_SECONDS',
+    type: 'integer',
+    valueName: 'SECONDS',
+    default: '300',
+    help: 'full resync period (0 disables)',
+  },
+  {
+    flag: 'retry-budget',
+    env: 'ENDPOINT_SYNC_RETRY_BUDGET',
+    type: 'integer',
+    valueName: 'N',
+    default: '10',
+    help: 'retries of a failing key before it is parked until the next resync',
+  },
+  {
+    flag: 'metrics-port',
+    env: 'ENDPOINT_SYNC_METRICS_PORT',
+    type: 'integer',
+    valueName: 'P',
+    help: 'serve /metrics, /healthz, /readyz on this port',
+  },
+  {
+    flag: 'metrics-address',
+    env: 'ENDPOINT_SYNC_METRICS_ADDRESS',
+    type: 'string',
+    valueName: 'ADDR',
+    default: '0.0.0.0',
+    help: 'address of that server',
+  },
+  {
+    flag: 'leader-elect',
+    env: 'ENDPOINT_SYNC_LEADER_ELECT',
+    type: 'boolean',
+    help: 'run leader election on a Lease so only one replica dispatches',
+  },
+  {
+    flag: 'lease-namespace',
+    env: 'ENDPOINT_SYNC_LEASE_NAMESPACE',
+    type: 'string',
+    valueName: 'NS',
+    fallbackEnv: ['POD_NAMESPACE'],
+    help: "namespace of the Lease (default: the pod's namespace, else default)",
+  },
+  {
+    flag: 'lease-name',
+    env: 'ENDPOINT_SYNC_LEASE_NAME',
+    type: 'string',
+    valueName: 'NAME',
+    help: 'name of the Lease (default endpoint-sync-forwarder-<VC>)',
+  },
+  {
+    flag: 'shutdown-timeout',
+    env: 'ENDPOINT_SYNC_SHUTDOWN_TIMEOUT_SECONDS',
+    type: 'integer',
+    valueName: 'SECONDS',
+    default: '25',
+    help: 'how long SIGTERM lets in-flight invocations finish',
+  },
+  {
+    flag: 'kube-qps',
+    env: 'ENDPOINT_SYNC_KUBE_QPS',
+    type: 'integer',
+    valueName: 'N',
+    default: '20',
+    help: 'requests per second to each API server (burst twice that)',
+  },
+  {
+    flag: 'log-level',
+    env: 'ENDPOINT_SYNC_LOG_LEVEL',
+    type: 'string',
+    valueName: 'LEVEL',
+    fallbackEnv: ['LOG_LEVEL'],
+    default: 'INFO',
+    help: 'DEBUG, INFO, WARN, ERROR or SILENT',
+  },
+] as const satisfies readonly SettingSpec[];
+
+/** The validated settings. */
+export interface ForwardSettings {
+  virtualKubeconfig?: string;
+  inCluster: boolean;
+  hostKubeconfig: string;
+  functionName: string;
+  region?: string;
+  endpoint?: string;
+  name: string;
+  hostNamespace: string;
+  markerDomain: string;
+  configUri?: string;
+  batchSize: number;
+  batchWindowMs: number;
+  maxInFlight: number;
+  resyncSeconds: number;
+  retryBudget: number;
+  metricsPort?: number;
+  metricsAddress: string;
+  leaderElect: boolean;
+  leaseNamespace?: string;
+  leaseName?: string;
+  shutdownTimeoutSeconds: number;
+  kubeQps: number;
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+}
+
+/** A flag or environment variable has a value the forwarder cannot use. */
+export class ForwardSettingsError extends Error {
+  override name = 'ForwardSettingsError';
+  /** The flag concerned, without dashes. */
+  readonly flag: string;
+  constructor(flag: string, message: string) {
+    super(message);
+    this.flag = flag;
+  }
+}
+
+type Flag = (typeof FORWARD_SETTINGS)[number]['flag'];
+
+/** The `parseArgs` options of the forward command. */
+export function forwardParseOptions(): Record<string, { type: 'string' | 'boolean' }> {
+  return Object.fromEntries(
+    FORWARD_SETTINGS.map((s) => [s.flag, { type: s.type === 'boolean' ? 'boolean' : 'string' }]),
+  );
+}
+
+const TRUE = new Set(['1', 'true', 'yes', 'on']);
+const FALSE = new Set(['0', 'false', 'no', 'off', '']);
+
+/**
+ * Flags first, then each setting's environment variable(s), then its default; checks required
+ * settings and ranges. Throws {@link ForwardSettingsError} naming the flag and its variable.
+ */
+export function resolveForwardSettings(
+  values: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+): ForwardSettings {
+  const raw = (flag: Flag): { value: string | boolean | undefined; from: string } => {
+    const spec = FORWARD_SETTINGS.find((s) => s.flag === flag)!;
+    const given = values[flag];
+    if (given !== undefined) return { value: given as string | boolean, from: `--${flag}` };
+    for (const name of [
+      spec.env,
+      ...(('fallbackEnv' in spec ? spec.fallbackEnv : []) as string[]),
+    ]) {
+      const v = env[name];
+      if (v !== undefined && v !== '') return { value: v, from: name };
+    }
+    return { value: 'default' in spec ? spec.default : undefined, from: 'default' };
+  };
+  const where = (flag: Flag) => {
+    const spec = FORWARD_SETTINGS.find((s) => s.flag === flag)!;
+    return `--${flag} (or ${spec.env})`;
+  };
+  const str = (flag: Flag): string | undefined => {
+    const { value } = raw(flag);
+    return value === undefined ? undefined : String(value);
+  };
+  const required = (flag: Flag): string => {
+    const v = str(flag);
+    if (!v) throw new ForwardSettingsError(flag, `missing ${where(flag)}; see --help`);
+    return v;
+  };
+  const bool = (flag: Flag): boolean => {
+    const { value, from } = raw(flag);
+    if (value === undefined || typeof value === 'boolean') return value ?? false;
+    const v = value.toLowerCase();
+    if (TRUE.has(v)) return true;
+    if (FALSE.has(v)) return false;
+    throw new ForwardSettingsError(flag, `${from} must be true or false, got "${value}"`);
+  };
+  const int = (flag: Flag, min: number, max: number): number | undefined => {
+    const { value, from } = raw(flag);
+    if (value === undefined) return undefined;
+    const text = String(value);
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+      throw new ForwardSettingsError(
+        flag,
+        `${from} must be a whole number from ${min} to ${max}, got "${text}"`,
+      );
+    }
+    return Number(text);
+  };
+  const inCluster = bool('in-cluster');
+  const virtualKubeconfig = str('virtual-kubeconfig');
+  if (inCluster === (virtualKubeconfig !== undefined)) {
+    throw new ForwardSettingsError(
+      'virtual-kubeconfig',
+      inCluster
+        ? 'give either --virtual-kubeconfig or --in-cluster, not both'
+        : `missing ${where('virtual-kubeconfig')} or --in-cluster (or ENDPOINT_SYNC_IN_CLUSTER=true); see --help`,
+    );
+  }
+  const logLevel = (str('log-level') ?? 'INFO').toUpperCase();
+  if (!['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'].includes(logLevel)) {
+    throw new ForwardSettingsError(
+      'log-level',
+      `--log-level must be DEBUG, INFO, WARN, ERROR or SILENT, got "${logLevel}"`,
+    );
+  }
+  const configUri = str('config-uri');
+  if (configUri !== undefined && !/^(s3:\/\/[^/]+\/.+|file:\/\/.+)$/.test(configUri)) {
+    throw new ForwardSettingsError(
+      'config-uri',
+      `${where('config-uri')} must look like s3://bucket/key or file:///path, got "${configUri}"`,
+    );
+  }
+  const endpoint = str('endpoint');
+  if (endpoint !== undefined && !/^https?:\/\/[^\s]+$/.test(endpoint)) {
+    throw new ForwardSettingsError(
+      'endpoint',
+      `${where('endpoint')} must be an http(s) URL, got "${endpoint}"`,
+    );
+  }
+  const settings: ForwardSettings = {
+    inCluster,
+    hostKubeconfig: required('host-kubeconfig'),
+    functionName: required('function'),
+    name: required('name'),
+    hostNamespace: required('namespace'),
+    markerDomain: required('marker-domain'),
+    batchSize: int('batch-size', 1, 500)!,
+    batchWindowMs: int('batch-window-ms', 0, 60_000)!,
+    maxInFlight: int('max-in-flight', 1, 1000)!,
+    resyncSeconds: int('resync', 0, 86_400)!,
+    retryBudget: int('retry-budget', 0, 1000)!,
+    metricsAddress: required('metrics-address'),
+    leaderElect: bool('leader-elect'),
+    shutdownTimeoutSeconds: int('shutdown-timeout', 0, 3600)!,
+    kubeQps: int('kube-qps', 1, 10_000)!,
+    logLevel: logLevel as ForwardSettings['logLevel'],
+  };
+  if (virtualKubeconfig !== undefined) settings.virtualKubeconfig = virtualKubeconfig;
+  const region = str('region');
+  if (region !== undefined) settings.region = region;
+  if (endpoint !== undefined) settings.endpoint = endpoint;
+  if (configUri !== undefined) settings.configUri = configUri;
+  const metricsPort = int('metrics-port', 0, 65_535);
+  if (metricsPort !== undefined) settings.metricsPort = metricsPort;
+  const leaseNamespace = str('lease-namespace');
+  if (leaseNamespace !== undefined) settings.leaseNamespace = leaseNamespace;
+  const leaseName = str('lease-name');
+  if (leaseName !== undefined) settings.leaseName = leaseName;
+  return settings;
+}
+
+/** The flag table of `--help`, generated from {@link FORWARD_SETTINGS} so it cannot drift. */
+export function settingsHelp(): string {
+  const rows = FORWARD_SETTINGS.map((s) => {
+    const left = `--${s.flag}${'valueName' in s ? ` ${s.valueName}` : ''}`;
+    const def = 'default' in s ? ` (default ${s.default})` : '';
+    return `  ${left.padEnd(28)} ${s.help}${def}\n  ${''.padEnd(28)} env ${s.env}${'fallbackEnv' in s ? `, ${s.fallbackEnv.join(', ')}` : ''}`;
+  });
+  return rows.join('\n');
+}
