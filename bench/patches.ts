@@ -235,4 +235,22 @@ async function main(): Promise<void> {
   sandboxOnly.dispose();
 }
 
-await main();
+/** `BENCH_PIPELINE_ONLY=1 node bench/patches.ts`: only the pipeline rates, three rounds each. */
+async function pipelineOnly(): Promise<void> {
+  const engine = await createExpressionEngine();
+  const v8 = v8Evaluator();
+  for (let round = 0; round < 3; round++) {
+    for (const [name, ev] of [
+      ['sandbox + native fast path', engine],
+      ['plain V8 (unsandboxed)', v8],
+    ] as const) {
+      console.log(
+        `${name.padEnd(30)}${Math.round(pipelineRate(ev, 1500).perSec).toString().padStart(12)} objects/s`,
+      );
+    }
+  }
+  engine.dispose();
+}
+
+if (process.env.BENCH_PIPELINE_ONLY) await pipelineOnly();
+else await main();
