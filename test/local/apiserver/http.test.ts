@@ -817,3 +817,54 @@ describe('routing and discovery', () => {
     expect(main.body.status.loadBalancer.ingress[0].ip).toBe('1.2.3.4');
   });
 });
+
+describe('robustness', () => {
+  it('answers an unparsable HTTP request with a Status and keeps serving', async () => {
+    const net = await import('node:net');
+    const port = Number(new URL(c.url).port);
+    const reply = await new Promise<string>((resolve) => {
+      let out = '';
+      const s = net.connect(port, '127.0.0.1', () => s.write('GARBAGE\r\n\r\n'));
+      s.on('data', (d) => {
+        out += d.toString();
+      });
+      s.on('end', () => resolve(out));
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    expect(reply).toContain('"kind":"Status"');
+    expect((await call(c.url, 'GET', '/healthz')).status).toBe(200);
+  });
+
+  it('any body on any write answers JSON (success or Status) and the server stays up', async () => {
+    const fc = (await import('fast-check')).default;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE'),
+        fc.constantFrom(
+          '/api/v1/namespaces/default/endpoints',
+          '/api/v1/namespaces/default/endpoints/db',
+          '/api/v1/namespaces/default/services/x',
+          '/apis/coordination.k8s.io/v1/namespaces/default/leases/l',
+        ),
+        fc.oneof(
+          fc.string(),
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+        ),
+        fc.constantFrom(
+          'application/json',
+          'application/yaml',
+          'application/merge-patch+json',
+          'application/json-patch+json',
+          'application/strategic-merge-patch+json',
+        ),
+        async (method, path, body, type) => {
+          const r = await call(c.url, method, path, body, type);
+          expect(r.body).toBeTypeOf('object');
+          if (r.status >= 400) expect(r.body.kind).toBe('Status');
+        },
+      ),
+      { numRuns: 150 },
+    );
+    expect((await call(c.url, 'GET', '/healthz')).status).toBe(200);
+  });
+});
