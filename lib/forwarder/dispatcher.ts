@@ -419,12 +419,13 @@ export class Dispatcher {
     });
     this.events.emit('invocation', { items: group.length, outcome: 'error', durationMs, error });
     const retryable = (err as { retryable?: unknown }).retryable !== false;
+    const reasonCode = REASON_BY_ERROR[error.name] ?? 'invocation-failed';
     for (const item of group) {
       this.#retryOrPark(
         item,
         {
           reason: `invocation failed: ${error.message}`,
-          reasonCode: 'invocation-failed',
+          reasonCode,
           retryable,
         },
         group.length > 1,

@@ -304,9 +304,9 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     await waitFor(
       'label applied',
       () =>
-        vs.peek('endpoints', 'apps', 'web') !== undefined &&
-        (vs.get('endpoints', 'apps', 'web').metadata.labels ?? {})['team.example.com/owner'] ===
-          'ops',
+        (vs.peek('endpoints', 'apps', 'web') as KubeObject | undefined)?.metadata.labels?.[
+          'team.example.com/owner'
+        ] === 'ops',
     );
     expect(invoker.keysSent().filter((k) => k === 'apps/web').length).toBeGreaterThanOrEqual(2);
     await waitFor('secret imported', () => vs.peek('secrets', 'apps', 'imported') !== undefined);

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import {
+  FORWARD_SETTINGS,
+  ForwardSettingsError,
+  resolveForwardSettings,
+} from '../../lib/forwarder/settings.ts';
+
+const required = {
+  'in-cluster': true,
+  'host-kubeconfig': '/etc/host/kubeconfig',
+  function: 'endpoint-sync-prod-sync',
+  name: 'vc1',
+  namespace: 'vc-host',
+};
+
+describe('resolveForwardSettings', () => {
+  it('applies defaults', () => {
+    const s = resolveForwardSettings(required, {});
+    expect(s).toMatchObject({
+      inCluster: true,
+      batchSize: 50,
+      batchWindowMs: 50,
+      maxInFlight: 4,
+      resyncSeconds: 300,
+      retryBudget: 10,
+      leaderElect: false,
+      markerDomain: 'virtualcluster.loft.sh',
+      metricsAddress: '0.0.0.0',
+      shutdownTimeoutSeconds: 25,
+      logLevel: 'INFO',
+    });
+    expect(s.metricsPort).toBeUndefined();
+  });
+
+  it('reads every setting from its environment variable, flags winning', () => {
+    const env = {
+      ENDPOINT_SYNC_IN_CLUSTER: 'true',
+      ENDPOINT_SYNC_HOST_KUBECONFIG: '/k',
+      ENDPOINT_SYNC_FUNCTION: 'fn',
+      ENDPOINT_SYNC_NAME: 'vc-env',
+      ENDPOINT_SYNC_HOST_NAMESPACE: 'ns-env',
+      ENDPOINT_SYNC_BATCH_SIZE: '100',
+      ENDPOINT_SYNC_LEADER_ELECT: 'yes',
+      ENDPOINT_SYNC_METRICS_PORT: '8080',
+      ENDPOINT_SYNC_CONFIG_URI: 's3://bucket/vc1.yaml',
+      AWS_REGION: 'eu-west-1',
+      POD_NAMESPACE: 'forwarder-ns',
+    };
+    const s = resolveForwardSettings({ name: 'vc-flag' }, env);
+    expect(s).toMatchObject({
+      inCluster: true,
+      hostKubeconfig: '/k',
+      functionName: 'fn',
+      name: 'vc-flag',
+      hostNamespace: 'ns-env',
+      batchSize: 100,
+      leaderElect: true,
+      metricsPort: 8080,
+      configUri: 's3://bucket/vc1.yaml',
+      region: 'eu-west-1',
+      leaseNamespace: 'forwarder-ns',
+    });
+  });
+
+  it('names the flag and the variable in every error', () => {
+    const cases: Array<[Record<string, unknown>, Record<string, string>, RegExp]> = [
+      [
+        { ...required, function: undefined },
+        {},
+        /missing --function \(or ENDPOINT_SYNC_FUNCTION\)/,
+      ],
+      [
+        { ...required, 'batch-size': '501' },
+        {},
+        /--batch-size must be a whole number from 1 to 500/,
+      ],
+      [
+        required,
+        { ENDPOINT_SYNC_MAX_IN_FLIGHT: 'many' },
+        /ENDPOINT_SYNC_MAX_IN_FLIGHT must be a whole number/,
+      ],
+      [
+        required,
+        { ENDPOINT_SYNC_LEADER_ELECT: 'maybe' },
+        /ENDPOINT_SYNC_LEADER_ELECT must be true or false/,
+      ],
+      [
+        { ...required, 'virtual-kubeconfig': '/v' },
+        {},
+        /either --virtual-kubeconfig or --in-cluster, not both/,
+      ],
+      [{ ...required, 'in-cluster': undefined }, {}, /missing --virtual-kubeconfig/],
+      [{ ...required, 'config-uri': 'http://x' }, {}, /must look like s3:\/\/bucket\/key/],
+      [{ ...required, 'log-level': 'loud' }, {}, /--log-level must be DEBUG/],
+    ];
+    for (const [values, env, message] of cases) {
+      expect(() => resolveForwardSettings(values, env)).toThrow(ForwardSettingsError);
+      expect(() => resolveForwardSettings(values, env)).toThrow(message);
+    }
+  });
+
+  it('gives every setting a distinct ENDPOINT_SYNC_ variable', () => {
+    const envs = FORWARD_SETTINGS.map((s) => s.env);
+    expect(new Set(envs).size).toBe(envs.length);
+    for (const env of envs) expect(env).toMatch(/^ENDPOINT_SYNC_[A-Z_]+$/);
+  });
+});
