@@ -229,6 +229,7 @@ class ForwarderImpl implements Forwarder {
       this.metrics.informerRestarts.inc({ informer: name, cause });
     const counted = (name: string) => ({
       onRestart: restarts(name),
+      onWatchEvent: (type: string) => this.metrics.informerEvents.inc({ informer: name, type }),
     });
     this.#endpoints = new Informer({
       ...common,

@@ -35,6 +35,8 @@ export interface InformerHandlers<T extends KubeObject> {
   onDelete?(object: T): void;
   /** After each successful list (the first one marks the informer synced). */
   onList?(objects: readonly T[]): void;
+  /** Every watch event, bookmarks included (for metrics). */
+  onWatchEvent?(type: WatchEvent['type']): void;
   /** Before each restart of the list/watch. */
   onRestart?(cause: RestartCause, error: unknown): void;
 }
@@ -292,8 +294,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     const object = event.object;
     const rv = object.metadata.resourceVersion;
     if (rv) this.#resourceVersion = rv;
-    if (event.type === 'BOOKMARK') return;
     const h = this.#options.handlers;
+    this.#safely(() => h?.onWatchEvent?.(event.type));
+    if (event.type === 'BOOKMARK') return;
     const key = objectKey(object);
     const old = this.#cache.get(key);
     if (event.type === 'DELETED') {

@@ -406,6 +406,7 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
       'endpoint_sync_forwarder_event_to_applied_seconds_bucket{le="0.01",status="applied"}',
       'endpoint_sync_forwarder_results_total{status="applied",reason_code="created"} 1',
       'endpoint_sync_forwarder_informer_restarts_total',
+      'endpoint_sync_forwarder_informer_events_total{informer="host-endpoints",type="ADDED"}',
       'endpoint_sync_forwarder_parked_keys 0',
       'endpoint_sync_forwarder_informer_synced{informer="virtual-endpoints"} 1',
       'endpoint_sync_forwarder_is_leader 1',
