@@ -1,0 +1,305 @@
+/**
+ * One event item, end to end on the host side: read what the plan needs from the host (the copy
+ * at the translated key and the objects reference patches name), plan, and carry out the plan's
+ * host writes with their preconditions. A write that loses a race (conflict, already exists,
+ * vanished) re-reads and re-plans, a bounded number of times; any other failure stops the plan
+ * and reports what was already written, so a retry re-plans from the host as it is and converges.
+ */
+import type { SyncConfig } from '../config/types.ts';
+import type { EventItem, HostWriteSummary, ItemResult } from '../contract/index.ts';
+import { summarizeHostWrite } from '../contract/index.ts';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  findResource,
+  isRetryable,
+  KubeApiError,
+  type KubeClient,
+  NotFoundError,
+  UnauthorizedError,
+} from '../kube/index.ts';
+import type { KubeObject } from '../kube/object.ts';
+import type { EvalResult, Evaluator, ExpressionContext, ObjectRef } from '../patches/types.ts';
+import {
+  hostKeyOf,
+  ownsHostNamespace,
+  type Plan,
+  planSync,
+  resourceByPlural,
+} from '../sync/index.ts';
+import type { HostWrite, ObjectKey, VirtualClusterIdentity } from '../sync/types.ts';
+
+/** Default number of plan-and-write rounds before a contended key is reported as failed. */
+export const DEFAULT_MAX_ROUNDS = 3;
+
+/** Rounds of "read the objects the plan names, plan again" before the reads are taken as final. */
+const MAX_REFERENCE_READS = 4;
+
+/** What {@link syncItem} needs. */
+export interface ItemSyncEnv {
+  client: KubeClient;
+  evaluator: Evaluator;
+  identity: VirtualClusterIdentity;
+  config: SyncConfig;
+  /** Plan-and-write rounds before giving up on a contended key (default {@link DEFAULT_MAX_ROUNDS}). */
+  maxRounds?: number;
+  /** Appended to every reason (e.g. that a stale configuration is in force). */
+  note?: string;
+  /** Called when the host answered 401, so cached credentials can be dropped. */
+  onUnauthorized?: () => void;
+}
+
+/** The result of one item plus what the metrics want to know about it. */
+export interface ItemOutcome {
+  result: ItemResult;
+  /** Re-plans after a conflicting write. */
+  replans: number;
+  /** Time spent in expression patches, in ms. */
+  patchEvalMs: number;
+}
+
+/** A host write lost a race; the plan is stale and must be made again from a fresh read. */
+class StalePlan {
+  readonly cause: KubeApiError;
+  constructor(cause: KubeApiError) {
+    this.cause = cause;
+  }
+}
+
+/** Syncs one valid event item to the host. Never rejects. */
+export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemOutcome> {
+  const started = performance.now();
+  let patchEvalMs = 0;
+  const timed: Evaluator = {
+    evaluate(source: string, value: unknown, context: ExpressionContext): EvalResult {
+      const t = performance.now();
+      try {
+        return env.evaluator.evaluate(source, value, context);
+      } finally {
+        patchEvalMs += performance.now() - t;
+      }
+    },
+  };
+  const written: HostWriteSummary[] = [];
+  let replans = 0;
+  const finish = (
+    partial: Omit<ItemResult, 'id' | 'key' | 'hostWrites' | 'virtualWrites' | 'durationMs'> & {
+      virtualWrites?: ItemResult['virtualWrites'];
+    },
+  ): ItemOutcome => {
+    const result: ItemResult = {
+      id: item.id,
+      key: { namespace: item.key.namespace, name: item.key.name },
+      status: partial.status,
+      reason: partial.reason + (env.note ? `; ${env.note}` : ''),
+      reasonCode: partial.reasonCode,
+      ...(partial.status === 'failed' ? { retryable: partial.retryable ?? false } : {}),
+      hostWrites: written,
+      virtualWrites: partial.virtualWrites ?? [],
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+    };
+    return { result, replans, patchEvalMs };
+  };
+
+  const row = resourceByPlural(item.resource);
+  if (!row) {
+    return finish({
+      status: 'failed',
+      reasonCode: 'invalid-item',
+      reason: `resource "${item.resource}" is not one endpoint-sync syncs`,
+      retryable: false,
+    });
+  }
+  const hostKey = hostKeyOf(row.kind, item.key, env.identity, env.config);
+  const maxRounds = env.maxRounds ?? DEFAULT_MAX_ROUNDS;
+  let lastRace: KubeApiError | undefined;
+
+  for (let round = 1; round <= maxRounds; round++) {
+    let plan: Plan;
+    try {
+      plan = await readAndPlan(item, row.plural, hostKey, env, timed);
+    } catch (err) {
+      return finish(hostFailure(err, 'read', env, written));
+    }
+    if (plan.status === 'failed') {
+      return finish({
+        status: 'failed',
+        reasonCode: plan.reasonCode,
+        reason: plan.reason,
+        retryable: plan.retryable ?? false,
+      });
+    }
+    if (plan.status === 'skipped' || plan.status === 'unchanged') {
+      // Writes of an earlier round that lost a race still count: the host did change.
+      if (written.length > 0)
+        return finish({ status: 'applied', reasonCode: plan.reasonCode, reason: plan.reason });
+      return finish({ status: plan.status, reasonCode: plan.reasonCode, reason: plan.reason });
+    }
+    try {
+      for (const write of plan.hostWrites) {
+        const made = await applyWrite(env.client, write);
+        if (made) written.push(summarizeHostWrite(write));
+      }
+    } catch (err) {
+      if (err instanceof StalePlan) {
+        lastRace = err.cause;
+        replans++;
+        continue;
+      }
+      return finish(hostFailure(err, 'write', env, written));
+    }
+    return finish({
+      status: 'applied',
+      reasonCode: plan.reasonCode,
+      reason: plan.reason,
+      virtualWrites: plan.virtualWrites,
+    });
+  }
+  return finish({
+    status: 'failed',
+    reasonCode: 'host-conflict',
+    reason: `the host copy kept changing while it was written (${maxRounds} rounds; last: ${lastRace?.message ?? 'conflict'}); a retry re-plans from the host state${describeWritten(written)}`,
+    retryable: true,
+  });
+}
+
+/** Reads the host copy and the host objects the plan's references name, then plans. */
+async function readAndPlan(
+  item: EventItem,
+  resource: string,
+  hostKey: ObjectKey,
+  env: ItemSyncEnv,
+  evaluator: Evaluator,
+): Promise<Plan> {
+  const hostObject = await getOrNull(env.client, resource, hostKey);
+  const hostRefs = new Map<string, KubeObject | null>();
+  let plan: Plan | undefined;
+  for (let i = 0; i < MAX_REFERENCE_READS; i++) {
+    plan = planSync(
+      {
+        identity: env.identity,
+        config: env.config,
+        resource,
+        key: item.key,
+        virtualObject: item.virtualObject,
+        service: item.service,
+        hostObject,
+        references: {
+          virtual: item.references ?? [],
+          host: [...hostRefs.values()].filter((o): o is KubeObject => o !== null),
+        },
+      },
+      { evaluator },
+    );
+    const missing = namedHostRefs(plan).filter((ref) => !hostRefs.has(refId(ref)));
+    const readable = missing.filter(
+      (ref) =>
+        findResource(ref.apiVersion, ref.kind) !== undefined &&
+        ownsHostNamespace(ref.namespace, env.identity, env.config),
+    );
+    for (const ref of missing) if (!readable.includes(ref)) hostRefs.set(refId(ref), null);
+    if (readable.length === 0) break;
+    const objects = await Promise.all(
+      readable.map((ref) => {
+        const type = findResource(ref.apiVersion, ref.kind)!;
+        return getOrNull(env.client, type.plural, ref);
+      }),
+    );
+    readable.forEach((ref, j) => {
+      const object = objects[j] ?? null;
+      hostRefs.set(refId(ref), object && { ...object, kind: ref.kind, apiVersion: ref.apiVersion });
+    });
+  }
+  return plan!;
+}
+
+/** Every host object the plan's reference patches named, in either direction. */
+function namedHostRefs(plan: Plan): ObjectRef[] {
+  const out = new Map<string, ObjectRef>();
+  for (const report of plan.reports)
+    for (const r of report.references) out.set(refId(r.host), r.host);
+  for (const r of plan.references ?? []) out.set(refId(r.host), r.host);
+  return [...out.values()];
+}
+
+function refId(ref: ObjectRef): string {
+  return `${ref.kind}\u0000${ref.namespace}\u0000${ref.name}`;
+}
+
+async function getOrNull(
+  client: KubeClient,
+  plural: string,
+  key: ObjectKey,
+): Promise<KubeObject | null> {
+  const type = resourceByPlural(plural);
+  if (!type) return null;
+  try {
+    return await client.get(type, key.name, { namespace: key.namespace });
+  } catch (err) {
+    if (err instanceof NotFoundError) return null;
+    throw err;
+  }
+}
+
+/**
+ * Carries out one host write. Resolves `true` when it wrote, `false` when the host was already
+ * in the wanted state (a delete of an object that is gone). Throws {@link StalePlan} when the
+ * write lost a race, any other error as is.
+ */
+async function applyWrite(client: KubeClient, write: HostWrite): Promise<boolean> {
+  const type = resourceByPlural(write.resource);
+  if (!type) throw new TypeError(`the plan writes unknown resource "${write.resource}"`);
+  try {
+    if (write.verb === 'create') await client.create(type, write.object);
+    else if (write.verb === 'update') await client.update(type, write.object);
+    else {
+      await client.delete(type, write.name, {
+        namespace: write.namespace,
+        preconditions: write.preconditions,
+      });
+    }
+    return true;
+  } catch (err) {
+    if (write.verb === 'delete' && err instanceof NotFoundError) return false;
+    if (err instanceof ConflictError || err instanceof AlreadyExistsError) throw new StalePlan(err);
+    if (write.verb === 'update' && err instanceof NotFoundError) throw new StalePlan(err);
+    throw err;
+  }
+}
+
+function describeWritten(written: HostWriteSummary[]): string {
+  if (written.length === 0) return '; nothing was written';
+  return `; already written: ${written.map((w) => `${w.verb} ${w.resource} ${w.namespace}/${w.name}`).join(', ')}`;
+}
+
+function hostFailure(
+  err: unknown,
+  phase: 'read' | 'write',
+  env: ItemSyncEnv,
+  written: HostWriteSummary[],
+): { status: 'failed'; reasonCode: string; reason: string; retryable: boolean } {
+  if (err instanceof UnauthorizedError) env.onUnauthorized?.();
+  if (err instanceof KubeApiError) {
+    const code =
+      err.code === 429
+        ? 'host-throttled'
+        : err.code === 401 || err.code === 403
+          ? 'host-denied'
+          : err.code === 0 || err.code >= 500
+            ? 'host-unavailable'
+            : `host-${phase}-failed`;
+    return {
+      status: 'failed',
+      reasonCode: code,
+      reason: `host ${phase} failed: ${err.message}${describeWritten(written)}`,
+      retryable: isRetryable(err) || err instanceof UnauthorizedError,
+    };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return {
+    status: 'failed',
+    reasonCode: 'internal-error',
+    reason: `host ${phase} failed unexpectedly: ${message}${describeWritten(written)}`,
+    retryable: true,
+  };
+}

@@ -1,0 +1,354 @@
+/**
+ * The sync function: event v1 in, result v1 out. Validates the event at the boundary, gets the
+ * configuration in force (cached, ETag-revalidated), the host client (cached credentials) and
+ * the expression engine (one per process), then syncs every item (see host-apply.ts) and reports
+ * each decision in logs and metrics.
+ */
+import {
+  type ConfigSnapshot,
+  ConfigSource,
+  type ConfigSourceOptions,
+  ConfigSources,
+} from '../config/source.ts';
+import {
+  type EventItem,
+  failedItemResult,
+  type ItemResult,
+  identityOf,
+  parseEvent,
+  RESULT_VERSION,
+  type SyncEvent,
+  type SyncResult,
+} from '../contract/index.ts';
+import { type KubeClient, KubeClient as KubeClientClass } from '../kube/index.ts';
+import { createExpressionEngine } from '../patches/expression/index.ts';
+import type { Evaluator } from '../patches/types.ts';
+import {
+  createHostClientProvider,
+  type HostClientProvider,
+  staticHostClient,
+} from './credentials.ts';
+import { FunctionSettingsError, HostCredentialsError } from './errors.ts';
+import { syncItem } from './host-apply.ts';
+import { createTelemetry, Telemetry, type TelemetryOptions } from './observability.ts';
+import { settingsFromEnv } from './settings.ts';
+import { DEFAULT_CONCURRENCY, runItems } from './sync-items.ts';
+
+/** The part of the Lambda context the handler reads. */
+export interface InvocationContext {
+  awsRequestId?: string;
+  /** Milliseconds left before Lambda ends the invocation. */
+  getRemainingTimeInMillis?(): number;
+}
+
+/** Options of {@link createSyncHandler}. */
+export interface SyncHandlerOptions {
+  /** The host cluster: a ready client or a (credential-caching) provider. */
+  host: KubeClient | HostClientProvider;
+  /** Configuration for events that name none: a URI (`s3://`, `file://`, path) or a ready source. */
+  config?: string | ConfigSource;
+  /** Options of the sources the handler creates (S3 endpoint, revalidation interval). */
+  configSourceOptions?: ConfigSourceOptions;
+  /** Honour an event's own `config` URI (multi-tenant); default true. */
+  allowEventConfig?: boolean;
+  /** The expression evaluator (default: one QuickJS engine, created on first use). */
+  evaluator?: Evaluator;
+  /** Keys processed at once (default 8). */
+  concurrency?: number;
+  /** Plan-and-write rounds per item before a contended key fails (default 3). */
+  maxRounds?: number;
+  /** Marker domain for events that carry none (default `virtualcluster.loft.sh`). */
+  markerDomain?: string;
+  /** When set, events for any other virtual cluster / host namespace are refused. */
+  virtualCluster?: { name?: string; namespace?: string };
+  /** A ready telemetry (shared), or options for the handler's own. */
+  telemetry?: Telemetry | TelemetryOptions;
+  /** Items are not started with less than this much invocation time left (default 2000 ms). */
+  deadlineReserveMs?: number;
+}
+
+/** A Lambda-style handler with its telemetry and a way to release what it holds. */
+export interface SyncHandler {
+  (event: unknown, context?: InvocationContext): Promise<SyncResult>;
+  readonly telemetry: Telemetry;
+  /** Releases the host client(s) and the expression engine. */
+  close(): Promise<void>;
+}
+
+/** Creates the sync handler with injected parts (the local stack, tests, {@link createSyncHandlerFromEnv}). */
+export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
+  const telemetry =
+    options.telemetry instanceof Telemetry ? options.telemetry : createTelemetry(options.telemetry);
+  const host =
+    options.host instanceof KubeClientClass ? staticHostClient(options.host) : options.host;
+  const sources = new ConfigSources(options.configSourceOptions ?? {});
+  const defaultSource =
+    typeof options.config === 'string'
+      ? new ConfigSource(options.config, options.configSourceOptions ?? {})
+      : options.config;
+  const lastStats = new WeakMap<ConfigSource, { reloads: number; invalid: number }>();
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const reserveMs = options.deadlineReserveMs ?? 2_000;
+  let engine: Promise<Evaluator & { dispose?(): void }> | undefined;
+  const evaluator = (): Promise<Evaluator> => {
+    if (options.evaluator) return Promise.resolve(options.evaluator);
+    engine ??= createExpressionEngine();
+    return engine;
+  };
+
+  const handler = async (input: unknown, context: InvocationContext = {}): Promise<SyncResult> => {
+    const parsed = parseEvent(input);
+    if (!parsed.ok) {
+      telemetry.logger.error('event rejected', { error: parsed.error.message });
+      throw parsed.error;
+    }
+    const event = parsed.event;
+    const requestId = context.awsRequestId;
+    const fields = {
+      ...(requestId ? { requestId } : {}),
+      virtualCluster: `${event.virtualCluster.namespace}/${event.virtualCluster.name}`,
+    };
+    telemetry.invocation({ ...fields, items: event.items.length + parsed.rejectedItems.length });
+    const warnings: string[] = [];
+    const byIndex = new Map<number, ItemResult>();
+    for (const rejected of parsed.rejectedItems) {
+      byIndex.set(
+        rejected.index,
+        failedItemResult(rejected, `invalid item: ${rejected.message}`, 'invalid-item', false),
+      );
+    }
+    const validIndexes = originalIndexes(
+      parsed.rejectedItems.map((r) => r.index),
+      event.items.length,
+    );
+    const record = (
+      item: EventItem,
+      result: ItemResult,
+      extra = { replans: 0, patchEvalMs: 0 },
+    ) => {
+      telemetry.item({ direction: item.direction, result, ...extra, fields });
+      return result;
+    };
+    const failAll = (reason: string, reasonCode: string, retryable: boolean) =>
+      event.items.map((item) =>
+        record(item, failedItemResult(item, reason, reasonCode, retryable)),
+      );
+
+    const results = await syncEvent(event, context, warnings, record, failAll);
+    for (const [i, result] of results.entries()) byIndex.set(validIndexes[i]!, result);
+    for (const r of parsed.rejectedItems) {
+      telemetry.item({
+        direction: 'toHost',
+        result: byIndex.get(r.index)!,
+        replans: 0,
+        patchEvalMs: 0,
+        fields,
+      });
+    }
+    telemetry.flush();
+    const ordered = [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r);
+    return {
+      version: RESULT_VERSION,
+      results: ordered,
+      ...(warnings.length > 0 ? { warnings } : {}),
+    };
+  };
+
+  const syncEvent = async (
+    event: SyncEvent,
+    context: InvocationContext,
+    warnings: string[],
+    record: (
+      item: EventItem,
+      result: ItemResult,
+      extra?: { replans: number; patchEvalMs: number },
+    ) => ItemResult,
+    failAll: (reason: string, reasonCode: string, retryable: boolean) => ItemResult[],
+  ): Promise<ItemResult[]> => {
+    if (event.items.length === 0) return [];
+    const want = options.virtualCluster;
+    if (
+      (want?.name !== undefined && want.name !== event.virtualCluster.name) ||
+      (want?.namespace !== undefined && want.namespace !== event.virtualCluster.namespace)
+    ) {
+      const reason = `this function serves virtual cluster ${want.namespace ?? '*'}/${want.name ?? '*'}, not ${event.virtualCluster.namespace}/${event.virtualCluster.name}; point the forwarder at the right function`;
+      telemetry.logger.error('event for another virtual cluster', { reason });
+      return failAll(reason, 'wrong-virtual-cluster', false);
+    }
+
+    // Configuration: the event's own (multi-tenant) or the function's default.
+    let source: ConfigSource | undefined;
+    try {
+      source =
+        event.config !== undefined && options.allowEventConfig !== false
+          ? sources.source(event.config)
+          : defaultSource;
+    } catch (err) {
+      return failAll((err as Error).message, 'config-unavailable', false);
+    }
+    if (!source) {
+      return failAll(
+        'no configuration: the event names none and the function has no CONFIG_URI; set CONFIG_URI or send config in the event',
+        'config-unavailable',
+        false,
+      );
+    }
+    const snapshot = await source.get();
+    noteConfig(source, snapshot);
+    if (!snapshot.config) {
+      const error = snapshot.error;
+      const code = error?.code === 'invalid-config' ? 'config-invalid' : 'config-unavailable';
+      warnings.push(error?.message ?? `no configuration could be loaded from ${source.uri}`);
+      return failAll(
+        `no valid configuration is in force: ${error?.message ?? source.uri}`,
+        code,
+        error?.retryable ?? true,
+      );
+    }
+    let note: string | undefined;
+    if (snapshot.stale) {
+      const first = (snapshot.error?.message ?? 'the store could not be read').split('\n')[0];
+      note = `configStale: using the last good configuration${snapshot.version ? ` (${snapshot.version})` : ''} because ${first}`;
+      warnings.push(snapshot.error?.message ?? note);
+    }
+
+    let client: KubeClient;
+    try {
+      client = await host.client();
+    } catch (err) {
+      const retryable = err instanceof HostCredentialsError ? err.retryable : true;
+      telemetry.logger.error('host credentials unavailable', {
+        source: host.description,
+        error: (err as Error).message,
+      });
+      return failAll(
+        `host credentials (${host.description}) unavailable: ${(err as Error).message}`,
+        'host-credentials',
+        retryable,
+      );
+    }
+    const ev = await evaluator();
+    const identity = identityOf(event, options.markerDomain);
+    const config = snapshot.config;
+    return runItems(event.items, concurrency, async (item) => {
+      const left = context.getRemainingTimeInMillis?.();
+      if (left !== undefined && left < reserveMs) {
+        return record(
+          item,
+          failedItemResult(
+            item,
+            `not started: only ${left} ms of the invocation were left; the forwarder retries it`,
+            'deadline',
+            true,
+          ),
+        );
+      }
+      const outcome = await syncItem(item, {
+        client,
+        evaluator: ev,
+        identity,
+        config,
+        ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
+        ...(note ? { note } : {}),
+        onUnauthorized: () => host.invalidate(),
+      });
+      return record(item, outcome.result, {
+        replans: outcome.replans,
+        patchEvalMs: outcome.patchEvalMs,
+      });
+    });
+  };
+
+  const noteConfig = (source: ConfigSource, snapshot: ConfigSnapshot) => {
+    const now = source.stats();
+    const before = lastStats.get(source) ?? { reloads: 0, invalid: 0 };
+    lastStats.set(source, { reloads: now.reloads, invalid: now.invalid });
+    const delta = { reloads: now.reloads - before.reloads, invalid: now.invalid - before.invalid };
+    telemetry.config({ ...delta, stale: snapshot.stale });
+    if (delta.reloads > 0 && !snapshot.error) {
+      telemetry.logger.info('configuration loaded', { uri: source.uri, version: snapshot.version });
+    }
+    if (snapshot.error) {
+      telemetry.logger.error('configuration problem', {
+        uri: source.uri,
+        code: snapshot.error.code,
+        stale: snapshot.stale,
+        inForce: snapshot.config ? (snapshot.version ?? 'last good') : 'none',
+        error: snapshot.error.message,
+      });
+    }
+  };
+
+  return Object.assign(handler, {
+    telemetry,
+    async close() {
+      await host.close();
+      if (engine) (await engine).dispose?.();
+    },
+  });
+}
+
+/** The indexes in the original `items` of the valid items, given the rejected ones. */
+function originalIndexes(rejected: number[], validCount: number): number[] {
+  const skip = new Set(rejected);
+  const out: number[] = [];
+  for (let i = 0; out.length < validCount; i++) if (!skip.has(i)) out.push(i);
+  return out;
+}
+
+/**
+ * The handler as Lambda runs it: settings from the environment (see settings.ts). A missing or
+ * malformed setting does not crash the function: every item fails (retryable, so the forwarder
+ * keeps them until the deployment is fixed) with the setting named, and the error is logged.
+ */
+export function createSyncHandlerFromEnv(
+  env: Record<string, string | undefined> = process.env,
+): SyncHandler {
+  try {
+    const settings = settingsFromEnv(env);
+    const host = createHostClientProvider(settings.hostCredentials ?? '', {
+      clientOptions: settings.kube,
+      ...(settings.region ? { region: settings.region } : {}),
+      ...(settings.eks.server ? { eksServer: settings.eks.server } : {}),
+      ...(settings.eks.caData ? { eksCaData: settings.eks.caData } : {}),
+    });
+    return createSyncHandler({
+      host,
+      ...(settings.configUri ? { config: settings.configUri } : {}),
+      configSourceOptions: settings.configSource,
+      allowEventConfig: settings.allowEventConfig,
+      concurrency: settings.concurrency,
+      maxRounds: settings.maxRounds,
+      ...(settings.markerDomain ? { markerDomain: settings.markerDomain } : {}),
+      virtualCluster: {
+        ...(settings.virtualClusterName ? { name: settings.virtualClusterName } : {}),
+        ...(settings.virtualClusterNamespace
+          ? { namespace: settings.virtualClusterNamespace }
+          : {}),
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof FunctionSettingsError || err instanceof HostCredentialsError)) throw err;
+    return misconfiguredHandler(err);
+  }
+}
+
+function misconfiguredHandler(error: Error): SyncHandler {
+  const telemetry = createTelemetry();
+  const handler = async (input: unknown): Promise<SyncResult> => {
+    const parsed = parseEvent(input);
+    if (!parsed.ok) throw parsed.error;
+    const reason = `the function is misconfigured: ${error.message}; fix its environment and redeploy`;
+    telemetry.logger.error('function misconfigured', { error: error.message });
+    const results = [
+      ...parsed.event.items.map((item) =>
+        failedItemResult(item, reason, 'function-misconfigured', true),
+      ),
+      ...parsed.rejectedItems.map((r) =>
+        failedItemResult(r, `invalid item: ${r.message}`, 'invalid-item', false),
+      ),
+    ];
+    return { version: RESULT_VERSION, results };
+  };
+  return Object.assign(handler, { telemetry, close: async () => {} });
+}
