@@ -1,0 +1,178 @@
+/**
+ * A real stack for the sync function's tests: an emulated host cluster, an in-process S3 with
+ * the configuration, the real handler behind the local Lambda invoke endpoint, and the real
+ * `InvokeCommand`.
+ */
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import type { EventItem, SyncEvent, SyncResult } from '../../lib/contract/index.ts';
+import { parseResult } from '../../lib/contract/index.ts';
+import { createSyncHandler, type SyncHandler, type SyncHandlerOptions } from '../../lib/functions/index.ts';
+import { createKubeClient, type KubeClient, kubeConfigFromString } from '../../lib/kube/index.ts';
+import type { KubeObject } from '../../lib/kube/object.ts';
+import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import { type LambdaEndpoint, startLambdaEndpoint } from '../../lib/local/lambda.ts';
+import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
+
+export const FUNCTION_NAME = 'endpoint-sync-dev-sync';
+export const HOST_NS = 'vc-host';
+export const VC = 'vc';
+export const BUCKET = 'configs';
+export const CONFIG_KEY = 'vc.yaml';
+
+export const BASIC_CONFIG = `sync:
+  toHost:
+    endpoints:
+      patches:
+        - path: metadata.annotations["example.com/secret"]
+          reference: {apiVersion: v1, kind: Secret}
+        - path: metadata.labels[*]
+          expression: '"p-" + value'
+          reverseExpression: 'value.startsWith("p-") ? value.slice(2) : value'
+`;
+
+/** Everything a test needs; `close` stops it all. */
+export interface Stack {
+  cluster: EmulatedCluster;
+  store: ObjectStore;
+  host: KubeClient;
+  handler: SyncHandler;
+  lambda: LambdaEndpoint;
+  invoke(event: unknown): Promise<SyncResult>;
+  /** The raw invoke answer (for function errors). */
+  invokeRaw(event: unknown): Promise<{ functionError?: string; payload: unknown }>;
+  close(): Promise<void>;
+}
+
+/** Starts the stack; `options` override handler options. */
+export async function startStack(
+  options: Partial<SyncHandlerOptions> & { config?: string | false; kube?: Parameters<typeof createKubeClient>[1] } = {},
+): Promise<Stack> {
+  const cluster = await startCluster({ namespaces: ['default', 'kube-system', HOST_NS] });
+  const store = await startObjectStore({ buckets: [BUCKET] });
+  if (options.config !== false) await store.put(BUCKET, CONFIG_KEY, options.config ?? BASIC_CONFIG);
+  const host = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
+    qps: Number.POSITIVE_INFINITY,
+    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
+    requestTimeoutMs: 2_000,
+    ...options.kube,
+  });
+  const { config: _c, kube: _k, ...rest } = options;
+  const handler = createSyncHandler({
+    host,
+    config: store.uri(BUCKET, CONFIG_KEY),
+    configSourceOptions: { minRevalidateMs: 0, s3: { client: store.client() } },
+    telemetry: { logLevel: 'SILENT', metrics: false },
+    ...rest,
+  });
+  const lambda = await startLambdaEndpoint({
+    functions: { [FUNCTION_NAME]: (event, context) => handler(event, context) },
+  });
+  const client = new LambdaClient({
+    endpoint: lambda.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'dummy', secretAccessKey: 'dummy' },
+    maxAttempts: 1,
+  });
+  const invokeRaw = async (event: unknown) => {
+    const out = await client.send(
+      new InvokeCommand({ FunctionName: FUNCTION_NAME, Payload: JSON.stringify(event) }),
+    );
+    const text = new TextDecoder().decode(out.Payload);
+    return {
+      ...(out.FunctionError ? { functionError: out.FunctionError } : {}),
+      payload: text ? JSON.parse(text) : undefined,
+    };
+  };
+  return {
+    cluster,
+    store,
+    host,
+    handler,
+    lambda,
+    invokeRaw,
+    async invoke(event) {
+      const raw = await invokeRaw(event);
+      if (raw.functionError) throw new Error(`function error: ${JSON.stringify(raw.payload)}`);
+      const parsed = parseResult(raw.payload);
+      if (!parsed.ok) throw parsed.error;
+      return parsed.result;
+    },
+    async close() {
+      client.destroy();
+      await lambda.close();
+      await handler.close();
+      await store.close();
+      await cluster.close();
+    },
+  };
+}
+
+/** A virtual Endpoints object. */
+export function endpoints(
+  name: string,
+  options: { ip?: string; labels?: Record<string, string>; annotations?: Record<string, string>; uid?: string; namespace?: string } = {},
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: {
+      name,
+      namespace: options.namespace ?? 'default',
+      uid: options.uid ?? `uid-${name}`,
+      resourceVersion: '1',
+      ...(options.labels ? { labels: options.labels } : {}),
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+    },
+    // As an API server returns it: `protocol` defaulted (the host's server defaults it too).
+    subsets: [{ addresses: [{ ip: options.ip ?? '10.0.0.1' }], ports: [{ port: 5432, protocol: 'TCP' }] }],
+  } as KubeObject;
+}
+
+/** A selector-less virtual Service (its Endpoints are synced). */
+export function service(name: string, namespace = 'default'): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace, uid: `svc-${name}` },
+    spec: { ports: [{ port: 5432 }] },
+  } as KubeObject;
+}
+
+/** An event item syncing `virtualObject` (or its deletion when null). */
+export function item(
+  id: string,
+  name: string,
+  virtualObject: KubeObject | null,
+  extra: Partial<EventItem> = {},
+): EventItem {
+  return {
+    id,
+    direction: 'toHost',
+    resource: 'endpoints',
+    key: { namespace: (virtualObject?.metadata.namespace as string | undefined) ?? 'default', name },
+    virtualObject,
+    service: service(name),
+    ...extra,
+  };
+}
+
+/** An event v1 for the test virtual cluster. */
+export function event(items: EventItem[], extra: Partial<SyncEvent> = {}): SyncEvent {
+  return { version: 1, virtualCluster: { name: VC, namespace: HOST_NS }, items, ...extra };
+}
+
+/** The host name of a virtual Endpoints in `default` (safeConcatName rule). */
+export function hostName(name: string, namespace = 'default'): string {
+  return `${name}-x-${namespace}-x-${VC}`;
+}
+
+/** resourceVersion of every object in the host namespace, by resource/name. */
+export function hostVersions(cluster: EmulatedCluster): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const resource of ['endpoints', 'secrets']) {
+    for (const o of cluster.store.list(resource, HOST_NS)) {
+      out[`${resource}/${o.metadata.name}`] = String(o.metadata.resourceVersion);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,155 @@
+/**
+ * The sync function end to end: the real handler behind the local Lambda invoke endpoint, the
+ * real InvokeCommand, configuration from an in-process S3, and an emulated host cluster.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Stack, endpoints, event, HOST_NS, hostName, hostVersions, item, startStack } from './harness.ts';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+describe('sync function', () => {
+  it('creates the host copy with patches applied and reports applied', async () => {
+    stack = await startStack();
+    const result = await stack.invoke(event([item('a', 'db', endpoints('db', { labels: { app: 'db' } }))]));
+    expect(result.results).toHaveLength(1);
+    const r = result.results[0]!;
+    expect(r).toMatchObject({ id: 'a', status: 'applied', reasonCode: 'created' });
+    expect(r.hostWrites).toEqual([
+      { verb: 'create', resource: 'endpoints', namespace: HOST_NS, name: hostName('db') },
+    ]);
+    const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
+    expect(copy.metadata.labels?.['app']).toBe('p-db');
+    expect((copy as unknown as { subsets: unknown }).subsets).toEqual([
+      { addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 5432, protocol: 'TCP' }] },
+    ]);
+  });
+
+  it('is idempotent: a replayed batch changes nothing on the host', async () => {
+    stack = await startStack();
+    const batch = event([
+      item('a', 'db', endpoints('db', { labels: { app: 'db' } })),
+      item('b', 'cache', endpoints('cache', { ip: '10.0.0.2' })),
+    ]);
+    const first = await stack.invoke(batch);
+    expect(first.results.map((r) => r.status)).toEqual(['applied', 'applied']);
+    const before = hostVersions(stack.cluster);
+    const again = await stack.invoke(batch);
+    expect(again.results.map((r) => r.status)).toEqual(['unchanged', 'unchanged']);
+    expect(again.results.every((r) => r.hostWrites.length === 0)).toBe(true);
+    expect(hostVersions(stack.cluster)).toEqual(before);
+  });
+
+  it('updates on change and deletes the host copy when the virtual object is gone', async () => {
+    stack = await startStack();
+    await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    const updated = await stack.invoke(event([item('b', 'db', endpoints('db', { ip: '10.9.9.9' }))]));
+    expect(updated.results[0]).toMatchObject({ status: 'applied', reasonCode: 'updated' });
+    const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db')) as unknown as {
+      subsets: Array<{ addresses: Array<{ ip: string }> }>;
+    };
+    expect(copy.subsets[0]!.addresses[0]!.ip).toBe('10.9.9.9');
+    const deleted = await stack.invoke(event([item('c', 'db', null)]));
+    expect(deleted.results[0]).toMatchObject({ status: 'applied', reasonCode: 'virtual-missing' });
+    expect(deleted.results[0]!.hostWrites[0]!.verb).toBe('delete');
+    expect(stack.cluster.store.peek('endpoints', HOST_NS, hostName('db'))).toBeUndefined();
+  });
+
+  it('reports skipped with the reason when the Service has a selector', async () => {
+    stack = await startStack();
+    const withSelector = item('a', 'web', endpoints('web'));
+    withSelector.service = { ...withSelector.service!, spec: { selector: { app: 'web' } } };
+    const result = await stack.invoke(event([withSelector]));
+    expect(result.results[0]).toMatchObject({ status: 'skipped', reasonCode: 'service-has-selector' });
+    expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
+  });
+
+  it('copies a referenced Secret before the Endpoints and reads host references back', async () => {
+    stack = await startStack();
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
+      type: 'Opaque',
+      data: { password: 'cHc=' },
+    };
+    const it1 = item('a', 'db', endpoints('db', { annotations: { 'example.com/secret': 'creds' } }), {
+      references: [secret],
+    });
+    const result = await stack.invoke(event([it1]));
+    const r = result.results[0]!;
+    expect(r.status).toBe('applied');
+    expect(r.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['create secrets', 'create endpoints']);
+    const copyName = r.hostWrites[0]!.name;
+    const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
+    expect(copy.metadata.annotations?.['example.com/secret']).toBe(copyName);
+    // The second time the Secret copy is read from the host and found in sync.
+    const again = await stack.invoke(event([it1]));
+    expect(again.results[0]).toMatchObject({ status: 'unchanged' });
+  });
+
+  it('runs items of the same key in order (the last one wins) across concurrency limits', async () => {
+    for (const concurrency of [1, 8]) {
+      stack = await startStack({ concurrency });
+      const items = [
+        item('1', 'db', endpoints('db', { ip: '10.0.0.1' })),
+        item('2', 'other', endpoints('other')),
+        item('3', 'db', endpoints('db', { ip: '10.0.0.3' })),
+        item('4', 'db', endpoints('db', { ip: '10.0.0.4' })),
+      ];
+      const result = await stack.invoke(event(items));
+      expect(result.results.map((r) => r.id)).toEqual(['1', '2', '3', '4']);
+      expect(result.results.map((r) => r.reasonCode)).toEqual(['created', 'created', 'updated', 'updated']);
+      const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db')) as unknown as {
+        subsets: Array<{ addresses: Array<{ ip: string }> }>;
+      };
+      expect(copy.subsets[0]!.addresses[0]!.ip).toBe('10.0.0.4');
+      await stack.close();
+      stack = undefined;
+    }
+  });
+
+  it('rejects a malformed event whole as a function error naming the problem', async () => {
+    stack = await startStack();
+    const raw = await stack.invokeRaw({ version: 2, items: [] });
+    expect(raw.functionError).toBe('Unhandled');
+    expect(raw.payload).toMatchObject({ errorType: 'ContractError' });
+    expect((raw.payload as { errorMessage: string }).errorMessage).toContain('unsupported event version 2');
+  });
+
+  it('fails a malformed item alone, in its place', async () => {
+    stack = await startStack();
+    const bad = { ...item('bad', 'x', endpoints('x')), key: { namespace: 'default', name: 7 } };
+    const result = await stack.invoke(
+      event([item('a', 'db', endpoints('db')), bad as never, item('c', 'cache', endpoints('cache'))]),
+    );
+    expect(result.results.map((r) => [r.id, r.status])).toEqual([
+      ['a', 'applied'],
+      ['bad', 'failed'],
+      ['c', 'applied'],
+    ]);
+    expect(result.results[1]).toMatchObject({ reasonCode: 'invalid-item', retryable: false });
+    expect(result.results[1]!.reason).toContain('items[1].key.name');
+  });
+
+  it('refuses events for another virtual cluster when pinned', async () => {
+    stack = await startStack({ virtualCluster: { name: 'someone-else' } });
+    const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    expect(result.results[0]).toMatchObject({ status: 'failed', reasonCode: 'wrong-virtual-cluster', retryable: false });
+    expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
+  });
+
+  it('fails a plan error (conflict with a foreign host object) without writing', async () => {
+    stack = await startStack();
+    stack.cluster.store.create('endpoints', HOST_NS, {
+      metadata: { name: hostName('db'), namespace: HOST_NS, labels: { owner: 'someone' } },
+    });
+    const before = hostVersions(stack.cluster);
+    const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    expect(result.results[0]).toMatchObject({ status: 'failed', reasonCode: 'conflict', retryable: false });
+    expect(hostVersions(stack.cluster)).toEqual(before);
+  });
+});
