@@ -38,6 +38,8 @@ export interface Stack {
   handler: SyncHandler;
   lambda: LambdaEndpoint;
   invoke(event: unknown): Promise<SyncResult>;
+  /** Stops the object store (the stack's close then skips it). */
+  stopStore(): Promise<void>;
   /** The raw invoke answer (for function errors). */
   invokeRaw(event: unknown): Promise<{ functionError?: string; payload: unknown }>;
   close(): Promise<void>;
@@ -83,9 +85,15 @@ export async function startStack(
       payload: text ? JSON.parse(text) : undefined,
     };
   };
+  let storeStopped: Promise<void> | undefined;
+  const stopStore = () => {
+    storeStopped ??= store.close();
+    return storeStopped;
+  };
   return {
     cluster,
     store,
+    stopStore,
     host,
     handler,
     lambda,
@@ -101,7 +109,7 @@ export async function startStack(
       client.destroy();
       await lambda.close();
       await handler.close();
-      await store.close();
+      await stopStore();
       await cluster.close();
     },
   };

@@ -1,0 +1,154 @@
+/**
+ * Host API faults, injected by the emulator: conflicts, throttling, server errors and timeouts
+ * make items fail as retryable with what was already written, never a silently half-applied
+ * plan; a later retry re-plans from the host state and converges.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  endpoints,
+  event,
+  HOST_NS,
+  hostName,
+  hostVersions,
+  item,
+  type Stack,
+  startStack,
+} from './harness.ts';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+function ipOf(stack: Stack, name: string): string | undefined {
+  const copy = stack.cluster.store.peek('endpoints', HOST_NS, hostName(name)) as
+    | { subsets?: Array<{ addresses?: Array<{ ip: string }> }> }
+    | undefined;
+  return copy?.subsets?.[0]?.addresses?.[0]?.ip;
+}
+
+const secret = {
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
+  type: 'Opaque',
+  data: { password: 'cHc=' },
+};
+
+describe('sync function under host API faults', () => {
+  it('conflicts on every update: re-plans a bounded number of times, then retryable; a retry converges', async () => {
+    stack = await startStack({ maxRounds: 3 });
+    await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    stack.cluster.faults.set({ verb: 'update', resource: 'endpoints', status: 409 });
+    const changed = event([item('b', 'db', endpoints('db', { ip: '10.7.7.7' }))]);
+    const failed = await stack.invoke(changed);
+    expect(failed.results[0]).toMatchObject({ status: 'failed', reasonCode: 'host-conflict', retryable: true });
+    expect(failed.results[0]!.reason).toContain('3 rounds');
+    expect(stack.handler.telemetry.stats().replans).toBe(3);
+    expect(ipOf(stack, 'db')).toBe('10.0.0.1');
+
+    stack.cluster.faults.clear();
+    const retried = await stack.invoke(changed);
+    expect(retried.results[0]).toMatchObject({ status: 'applied', reasonCode: 'updated' });
+    expect(ipOf(stack, 'db')).toBe('10.7.7.7');
+  });
+
+  it('a real race: the host copy changes between read and write, the item re-plans and wins', async () => {
+    stack = await startStack();
+    await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    // Someone edits the host copy's subsets while our update is on its way: the first update
+    // (carrying the old resourceVersion) gets 409 from the emulator itself.
+    stack.cluster.faults.set({ verb: 'update', resource: 'endpoints', latencyMs: 100 });
+    const pending = stack.invoke(event([item('b', 'db', endpoints('db', { ip: '10.8.8.8' }))]));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const current = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
+    stack.cluster.store.update('endpoints', HOST_NS, { ...current, subsets: [{ addresses: [{ ip: '1.1.1.1' }], ports: [{ port: 1, protocol: 'TCP' }] }] });
+    stack.cluster.faults.clear();
+    const result = await pending;
+    expect(result.results[0]).toMatchObject({ status: 'applied' });
+    expect(stack.handler.telemetry.stats().replans).toBe(1);
+    expect(ipOf(stack, 'db')).toBe('10.8.8.8');
+  });
+
+  it('5xx on the Endpoints write after the Secret copy: failed, retryable, lists what was written; retry converges', async () => {
+    stack = await startStack();
+    stack.cluster.faults.set({ verb: 'create', resource: 'endpoints', status: 500 });
+    const withRef = event([
+      item('a', 'db', endpoints('db', { annotations: { 'example.com/secret': 'creds' } }), { references: [secret] }),
+    ]);
+    const failed = await stack.invoke(withRef);
+    const r = failed.results[0]!;
+    expect(r).toMatchObject({ status: 'failed', reasonCode: 'host-unavailable', retryable: true });
+    expect(r.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['create secrets']);
+    expect(r.virtualWrites).toEqual([]);
+    expect(r.reason).toContain('already written: create secrets');
+    expect(stack.cluster.store.peek('endpoints', HOST_NS, hostName('db'))).toBeUndefined();
+
+    stack.cluster.faults.clear();
+    const retried = await stack.invoke(withRef);
+    expect(retried.results[0]).toMatchObject({ status: 'applied' });
+    expect(retried.results[0]!.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['create endpoints']);
+    const before = hostVersions(stack.cluster);
+    const replay = await stack.invoke(withRef);
+    expect(replay.results[0]!.status).toBe('unchanged');
+    expect(hostVersions(stack.cluster)).toEqual(before);
+  });
+
+  it('429 from the host: failed, retryable, host-throttled', async () => {
+    stack = await startStack();
+    stack.cluster.faults.set({ verb: 'create', resource: 'endpoints', status: 429, retryAfterSeconds: 0 });
+    const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    expect(result.results[0]).toMatchObject({ status: 'failed', reasonCode: 'host-throttled', retryable: true });
+    expect(result.results[0]!.hostWrites).toEqual([]);
+  });
+
+  it('503 and 504 on reads: failed, retryable, nothing written', async () => {
+    for (const status of [503, 504] as const) {
+      stack = await startStack();
+      stack.cluster.faults.set({ verb: 'get', resource: 'endpoints', status, retryAfterSeconds: 0 });
+      const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+      expect(result.results[0]).toMatchObject({ status: 'failed', retryable: true });
+      expect(result.results[0]!.reason).toContain('host read failed');
+      expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
+      await stack.close();
+      stack = undefined;
+    }
+  });
+
+  it('client-side timeouts: failed, retryable; the next invocation converges', async () => {
+    stack = await startStack({ kube: { requestTimeoutMs: 150, retry: { maxAttempts: 1 } } });
+    stack.cluster.faults.set({ verb: 'get', resource: 'endpoints', latencyMs: 1_000 });
+    const batch = event([item('a', 'db', endpoints('db'))]);
+    const timedOut = await stack.invoke(batch);
+    expect(timedOut.results[0]).toMatchObject({ status: 'failed', reasonCode: 'host-unavailable', retryable: true });
+    expect(timedOut.results[0]!.reason).toMatch(/time/i);
+    stack.cluster.faults.clear();
+    const retried = await stack.invoke(batch);
+    expect(retried.results[0]).toMatchObject({ status: 'applied', reasonCode: 'created' });
+  });
+
+  it('a batch under random faults converges after retries of the failed items only', async () => {
+    stack = await startStack();
+    stack.cluster.faults.set([
+      { verb: 'create', resource: 'endpoints', status: 500, rate: 0.4 },
+      { verb: 'get', resource: 'endpoints', status: 503, rate: 0.2, retryAfterSeconds: 0 },
+    ]);
+    let pending = Array.from({ length: 20 }, (_, i) => item(`i${i}`, `svc${i}`, endpoints(`svc${i}`, { ip: `10.1.0.${i}` })));
+    for (let attempt = 0; attempt < 20 && pending.length > 0; attempt++) {
+      const result = await stack.invoke(event(pending));
+      for (const r of result.results) if (r.status === 'failed') expect(r.retryable).toBe(true);
+      const failedIds = new Set(result.results.filter((r) => r.status === 'failed').map((r) => r.id));
+      pending = pending.filter((p) => failedIds.has(p.id));
+    }
+    expect(pending).toEqual([]);
+    stack.cluster.faults.clear();
+    for (let i = 0; i < 20; i++) expect(ipOf(stack, `svc${i}`)).toBe(`10.1.0.${i}`);
+    const before = hostVersions(stack.cluster);
+    const replay = await stack.invoke(
+      event(Array.from({ length: 20 }, (_, i) => item(`i${i}`, `svc${i}`, endpoints(`svc${i}`, { ip: `10.1.0.${i}` })))),
+    );
+    expect(replay.results.every((r) => r.status === 'unchanged')).toBe(true);
+    expect(hostVersions(stack.cluster)).toEqual(before);
+  });
+});
