@@ -30,7 +30,12 @@ import {
 } from './credentials.ts';
 import { FunctionSettingsError, HostCredentialsError } from './errors.ts';
 import { syncItem } from './host-apply.ts';
-import { createTelemetry, Telemetry, type TelemetryOptions } from './observability.ts';
+import {
+  createTelemetry,
+  Telemetry,
+  type TelemetryLogLevel,
+  type TelemetryOptions,
+} from './observability.ts';
 import { settingsFromEnv } from './settings.ts';
 import { DEFAULT_CONCURRENCY, runItems } from './sync-items.ts';
 
@@ -304,6 +309,11 @@ function originalIndexes(rejected: number[], validCount: number): number[] {
 export function createSyncHandlerFromEnv(
   env: Record<string, string | undefined> = process.env,
 ): SyncHandler {
+  const logLevel = env['POWERTOOLS_LOG_LEVEL'] as TelemetryLogLevel | undefined;
+  const telemetry = createTelemetry({
+    ...(logLevel ? { logLevel } : {}),
+    metrics: env['POWERTOOLS_METRICS_DISABLED'] !== 'true',
+  });
   try {
     const settings = settingsFromEnv(env);
     const host = createHostClientProvider(settings.hostCredentials ?? '', {
@@ -329,12 +339,11 @@ export function createSyncHandlerFromEnv(
     });
   } catch (err) {
     if (!(err instanceof FunctionSettingsError || err instanceof HostCredentialsError)) throw err;
-    return misconfiguredHandler(err);
+    return misconfiguredHandler(err, telemetry);
   }
 }
 
-function misconfiguredHandler(error: Error): SyncHandler {
-  const telemetry = createTelemetry();
+function misconfiguredHandler(error: Error, telemetry: Telemetry): SyncHandler {
   const handler = async (input: unknown): Promise<SyncResult> => {
     const parsed = parseEvent(input);
     if (!parsed.ok) throw parsed.error;

@@ -4,7 +4,17 @@
  * retryable with the diagnostics.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUCKET, CONFIG_KEY, endpoints, event, HOST_NS, hostName, item, type Stack, startStack } from './harness.ts';
+import {
+  BUCKET,
+  CONFIG_KEY,
+  endpoints,
+  event,
+  HOST_NS,
+  hostName,
+  item,
+  type Stack,
+  startStack,
+} from './harness.ts';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -88,7 +98,11 @@ describe('sync function configuration', () => {
   it('object missing: failed, retryable, says to upload it', async () => {
     stack = await startStack({ config: false });
     const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
-    expect(result.results[0]).toMatchObject({ status: 'failed', reasonCode: 'config-unavailable', retryable: true });
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'config-unavailable',
+      retryable: true,
+    });
     expect(result.results[0]!.reason).toContain('not found');
     expect(result.results[0]!.reason).toContain('upload it');
   });
@@ -98,7 +112,11 @@ describe('sync function configuration', () => {
     stack = await startStack();
     await stack.stopStore();
     const cold = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
-    expect(cold.results[0]).toMatchObject({ status: 'failed', reasonCode: 'config-unavailable', retryable: true });
+    expect(cold.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'config-unavailable',
+      retryable: true,
+    });
     expect(cold.results[0]!.reason).toContain('unreachable');
     await stack.close();
 
@@ -112,7 +130,7 @@ describe('sync function configuration', () => {
     expect(warm.warnings?.[0]).toContain('unreachable');
   });
 
-  it('honours the event\'s own configuration URI (multi-tenant), one cached source per URI', async () => {
+  it("honours the event's own configuration URI (multi-tenant), one cached source per URI", async () => {
     stack = await startStack({ config: PREFIX('default-') });
     await stack.store.put(BUCKET, 'tenant.yaml', PREFIX('tenant-'));
     await stack.invoke(

@@ -43,7 +43,11 @@ describe('sync function under host API faults', () => {
     stack.cluster.faults.set({ verb: 'update', resource: 'endpoints', status: 409 });
     const changed = event([item('b', 'db', endpoints('db', { ip: '10.7.7.7' }))]);
     const failed = await stack.invoke(changed);
-    expect(failed.results[0]).toMatchObject({ status: 'failed', reasonCode: 'host-conflict', retryable: true });
+    expect(failed.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'host-conflict',
+      retryable: true,
+    });
     expect(failed.results[0]!.reason).toContain('3 rounds');
     expect(stack.handler.telemetry.stats().replans).toBe(3);
     expect(ipOf(stack, 'db')).toBe('10.0.0.1');
@@ -63,7 +67,10 @@ describe('sync function under host API faults', () => {
     const pending = stack.invoke(event([item('b', 'db', endpoints('db', { ip: '10.8.8.8' }))]));
     await new Promise((resolve) => setTimeout(resolve, 50));
     const current = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
-    stack.cluster.store.update('endpoints', HOST_NS, { ...current, subsets: [{ addresses: [{ ip: '1.1.1.1' }], ports: [{ port: 1, protocol: 'TCP' }] }] });
+    stack.cluster.store.update('endpoints', HOST_NS, {
+      ...current,
+      subsets: [{ addresses: [{ ip: '1.1.1.1' }], ports: [{ port: 1, protocol: 'TCP' }] }],
+    });
     stack.cluster.faults.clear();
     const result = await pending;
     expect(result.results[0]).toMatchObject({ status: 'applied' });
@@ -75,7 +82,9 @@ describe('sync function under host API faults', () => {
     stack = await startStack();
     stack.cluster.faults.set({ verb: 'create', resource: 'endpoints', status: 500 });
     const withRef = event([
-      item('a', 'db', endpoints('db', { annotations: { 'example.com/secret': 'creds' } }), { references: [secret] }),
+      item('a', 'db', endpoints('db', { annotations: { 'example.com/secret': 'creds' } }), {
+        references: [secret],
+      }),
     ]);
     const failed = await stack.invoke(withRef);
     const r = failed.results[0]!;
@@ -88,7 +97,9 @@ describe('sync function under host API faults', () => {
     stack.cluster.faults.clear();
     const retried = await stack.invoke(withRef);
     expect(retried.results[0]).toMatchObject({ status: 'applied' });
-    expect(retried.results[0]!.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['create endpoints']);
+    expect(retried.results[0]!.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual([
+      'create endpoints',
+    ]);
     const before = hostVersions(stack.cluster);
     const replay = await stack.invoke(withRef);
     expect(replay.results[0]!.status).toBe('unchanged');
@@ -97,16 +108,30 @@ describe('sync function under host API faults', () => {
 
   it('429 from the host: failed, retryable, host-throttled', async () => {
     stack = await startStack();
-    stack.cluster.faults.set({ verb: 'create', resource: 'endpoints', status: 429, retryAfterSeconds: 0 });
+    stack.cluster.faults.set({
+      verb: 'create',
+      resource: 'endpoints',
+      status: 429,
+      retryAfterSeconds: 0,
+    });
     const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
-    expect(result.results[0]).toMatchObject({ status: 'failed', reasonCode: 'host-throttled', retryable: true });
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'host-throttled',
+      retryable: true,
+    });
     expect(result.results[0]!.hostWrites).toEqual([]);
   });
 
   it('503 and 504 on reads: failed, retryable, nothing written', async () => {
     for (const status of [503, 504] as const) {
       stack = await startStack();
-      stack.cluster.faults.set({ verb: 'get', resource: 'endpoints', status, retryAfterSeconds: 0 });
+      stack.cluster.faults.set({
+        verb: 'get',
+        resource: 'endpoints',
+        status,
+        retryAfterSeconds: 0,
+      });
       const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
       expect(result.results[0]).toMatchObject({ status: 'failed', retryable: true });
       expect(result.results[0]!.reason).toContain('host read failed');
@@ -121,7 +146,11 @@ describe('sync function under host API faults', () => {
     stack.cluster.faults.set({ verb: 'get', resource: 'endpoints', latencyMs: 1_000 });
     const batch = event([item('a', 'db', endpoints('db'))]);
     const timedOut = await stack.invoke(batch);
-    expect(timedOut.results[0]).toMatchObject({ status: 'failed', reasonCode: 'host-unavailable', retryable: true });
+    expect(timedOut.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'host-unavailable',
+      retryable: true,
+    });
     expect(timedOut.results[0]!.reason).toMatch(/time/i);
     stack.cluster.faults.clear();
     const retried = await stack.invoke(batch);
@@ -134,11 +163,15 @@ describe('sync function under host API faults', () => {
       { verb: 'create', resource: 'endpoints', status: 500, rate: 0.4 },
       { verb: 'get', resource: 'endpoints', status: 503, rate: 0.2, retryAfterSeconds: 0 },
     ]);
-    let pending = Array.from({ length: 20 }, (_, i) => item(`i${i}`, `svc${i}`, endpoints(`svc${i}`, { ip: `10.1.0.${i}` })));
+    let pending = Array.from({ length: 20 }, (_, i) =>
+      item(`i${i}`, `svc${i}`, endpoints(`svc${i}`, { ip: `10.1.0.${i}` })),
+    );
     for (let attempt = 0; attempt < 20 && pending.length > 0; attempt++) {
       const result = await stack.invoke(event(pending));
       for (const r of result.results) if (r.status === 'failed') expect(r.retryable).toBe(true);
-      const failedIds = new Set(result.results.filter((r) => r.status === 'failed').map((r) => r.id));
+      const failedIds = new Set(
+        result.results.filter((r) => r.status === 'failed').map((r) => r.id),
+      );
       pending = pending.filter((p) => failedIds.has(p.id));
     }
     expect(pending).toEqual([]);
@@ -146,7 +179,11 @@ describe('sync function under host API faults', () => {
     for (let i = 0; i < 20; i++) expect(ipOf(stack, `svc${i}`)).toBe(`10.1.0.${i}`);
     const before = hostVersions(stack.cluster);
     const replay = await stack.invoke(
-      event(Array.from({ length: 20 }, (_, i) => item(`i${i}`, `svc${i}`, endpoints(`svc${i}`, { ip: `10.1.0.${i}` })))),
+      event(
+        Array.from({ length: 20 }, (_, i) =>
+          item(`i${i}`, `svc${i}`, endpoints(`svc${i}`, { ip: `10.1.0.${i}` })),
+        ),
+      ),
     );
     expect(replay.results.every((r) => r.status === 'unchanged')).toBe(true);
     expect(hostVersions(stack.cluster)).toEqual(before);

@@ -6,7 +6,11 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { EventItem, SyncEvent, SyncResult } from '../../lib/contract/index.ts';
 import { parseResult } from '../../lib/contract/index.ts';
-import { createSyncHandler, type SyncHandler, type SyncHandlerOptions } from '../../lib/functions/index.ts';
+import {
+  createSyncHandler,
+  type SyncHandler,
+  type SyncHandlerOptions,
+} from '../../lib/functions/index.ts';
 import { createKubeClient, type KubeClient, kubeConfigFromString } from '../../lib/kube/index.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
@@ -47,7 +51,10 @@ export interface Stack {
 
 /** Starts the stack; `options` override handler options. */
 export async function startStack(
-  options: Partial<SyncHandlerOptions> & { config?: string | false; kube?: Parameters<typeof createKubeClient>[1] } = {},
+  options: Partial<SyncHandlerOptions> & {
+    config?: string | false;
+    kube?: Parameters<typeof createKubeClient>[1];
+  } = {},
 ): Promise<Stack> {
   const cluster = await startCluster({ namespaces: ['default', 'kube-system', HOST_NS] });
   const store = await startObjectStore({ buckets: [BUCKET] });
@@ -118,7 +125,13 @@ export async function startStack(
 /** A virtual Endpoints object. */
 export function endpoints(
   name: string,
-  options: { ip?: string; labels?: Record<string, string>; annotations?: Record<string, string>; uid?: string; namespace?: string } = {},
+  options: {
+    ip?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    uid?: string;
+    namespace?: string;
+  } = {},
 ): KubeObject {
   return {
     apiVersion: 'v1',
@@ -132,7 +145,9 @@ export function endpoints(
       ...(options.annotations ? { annotations: options.annotations } : {}),
     },
     // As an API server returns it: `protocol` defaulted (the host's server defaults it too).
-    subsets: [{ addresses: [{ ip: options.ip ?? '10.0.0.1' }], ports: [{ port: 5432, protocol: 'TCP' }] }],
+    subsets: [
+      { addresses: [{ ip: options.ip ?? '10.0.0.1' }], ports: [{ port: 5432, protocol: 'TCP' }] },
+    ],
   } as KubeObject;
 }
 
@@ -157,7 +172,10 @@ export function item(
     id,
     direction: 'toHost',
     resource: 'endpoints',
-    key: { namespace: (virtualObject?.metadata.namespace as string | undefined) ?? 'default', name },
+    key: {
+      namespace: (virtualObject?.metadata.namespace as string | undefined) ?? 'default',
+      name,
+    },
     virtualObject,
     service: service(name),
     ...extra,

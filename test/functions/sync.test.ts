@@ -3,7 +3,16 @@
  * real InvokeCommand, configuration from an in-process S3, and an emulated host cluster.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Stack, endpoints, event, HOST_NS, hostName, hostVersions, item, startStack } from './harness.ts';
+import {
+  endpoints,
+  event,
+  HOST_NS,
+  hostName,
+  hostVersions,
+  item,
+  type Stack,
+  startStack,
+} from './harness.ts';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -14,7 +23,9 @@ afterEach(async () => {
 describe('sync function', () => {
   it('creates the host copy with patches applied and reports applied', async () => {
     stack = await startStack();
-    const result = await stack.invoke(event([item('a', 'db', endpoints('db', { labels: { app: 'db' } }))]));
+    const result = await stack.invoke(
+      event([item('a', 'db', endpoints('db', { labels: { app: 'db' } }))]),
+    );
     expect(result.results).toHaveLength(1);
     const r = result.results[0]!;
     expect(r).toMatchObject({ id: 'a', status: 'applied', reasonCode: 'created' });
@@ -46,7 +57,9 @@ describe('sync function', () => {
   it('updates on change and deletes the host copy when the virtual object is gone', async () => {
     stack = await startStack();
     await stack.invoke(event([item('a', 'db', endpoints('db'))]));
-    const updated = await stack.invoke(event([item('b', 'db', endpoints('db', { ip: '10.9.9.9' }))]));
+    const updated = await stack.invoke(
+      event([item('b', 'db', endpoints('db', { ip: '10.9.9.9' }))]),
+    );
     expect(updated.results[0]).toMatchObject({ status: 'applied', reasonCode: 'updated' });
     const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db')) as unknown as {
       subsets: Array<{ addresses: Array<{ ip: string }> }>;
@@ -63,7 +76,10 @@ describe('sync function', () => {
     const withSelector = item('a', 'web', endpoints('web'));
     withSelector.service = { ...withSelector.service!, spec: { selector: { app: 'web' } } };
     const result = await stack.invoke(event([withSelector]));
-    expect(result.results[0]).toMatchObject({ status: 'skipped', reasonCode: 'service-has-selector' });
+    expect(result.results[0]).toMatchObject({
+      status: 'skipped',
+      reasonCode: 'service-has-selector',
+    });
     expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
   });
 
@@ -76,13 +92,21 @@ describe('sync function', () => {
       type: 'Opaque',
       data: { password: 'cHc=' },
     };
-    const it1 = item('a', 'db', endpoints('db', { annotations: { 'example.com/secret': 'creds' } }), {
-      references: [secret],
-    });
+    const it1 = item(
+      'a',
+      'db',
+      endpoints('db', { annotations: { 'example.com/secret': 'creds' } }),
+      {
+        references: [secret],
+      },
+    );
     const result = await stack.invoke(event([it1]));
     const r = result.results[0]!;
     expect(r.status).toBe('applied');
-    expect(r.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['create secrets', 'create endpoints']);
+    expect(r.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual([
+      'create secrets',
+      'create endpoints',
+    ]);
     const copyName = r.hostWrites[0]!.name;
     const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
     expect(copy.metadata.annotations?.['example.com/secret']).toBe(copyName);
@@ -102,7 +126,12 @@ describe('sync function', () => {
       ];
       const result = await stack.invoke(event(items));
       expect(result.results.map((r) => r.id)).toEqual(['1', '2', '3', '4']);
-      expect(result.results.map((r) => r.reasonCode)).toEqual(['created', 'created', 'updated', 'updated']);
+      expect(result.results.map((r) => r.reasonCode)).toEqual([
+        'created',
+        'created',
+        'updated',
+        'updated',
+      ]);
       const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db')) as unknown as {
         subsets: Array<{ addresses: Array<{ ip: string }> }>;
       };
@@ -117,14 +146,20 @@ describe('sync function', () => {
     const raw = await stack.invokeRaw({ version: 2, items: [] });
     expect(raw.functionError).toBe('Unhandled');
     expect(raw.payload).toMatchObject({ errorType: 'ContractError' });
-    expect((raw.payload as { errorMessage: string }).errorMessage).toContain('unsupported event version 2');
+    expect((raw.payload as { errorMessage: string }).errorMessage).toContain(
+      'unsupported event version 2',
+    );
   });
 
   it('fails a malformed item alone, in its place', async () => {
     stack = await startStack();
     const bad = { ...item('bad', 'x', endpoints('x')), key: { namespace: 'default', name: 7 } };
     const result = await stack.invoke(
-      event([item('a', 'db', endpoints('db')), bad as never, item('c', 'cache', endpoints('cache'))]),
+      event([
+        item('a', 'db', endpoints('db')),
+        bad as never,
+        item('c', 'cache', endpoints('cache')),
+      ]),
     );
     expect(result.results.map((r) => [r.id, r.status])).toEqual([
       ['a', 'applied'],
@@ -138,7 +173,11 @@ describe('sync function', () => {
   it('refuses events for another virtual cluster when pinned', async () => {
     stack = await startStack({ virtualCluster: { name: 'someone-else' } });
     const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
-    expect(result.results[0]).toMatchObject({ status: 'failed', reasonCode: 'wrong-virtual-cluster', retryable: false });
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'wrong-virtual-cluster',
+      retryable: false,
+    });
     expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
   });
 
@@ -149,7 +188,11 @@ describe('sync function', () => {
     });
     const before = hostVersions(stack.cluster);
     const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
-    expect(result.results[0]).toMatchObject({ status: 'failed', reasonCode: 'conflict', retryable: false });
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'conflict',
+      retryable: false,
+    });
     expect(hostVersions(stack.cluster)).toEqual(before);
   });
 });
