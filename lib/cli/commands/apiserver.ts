@@ -5,6 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { startCluster } from '../../local/apiserver/index.ts';
 import { type Command, UsageError } from '../command.ts';
+import { processSignals, type StopSignal } from '../signals.ts';
 
 function parsePort(value: unknown): number {
   if (value === undefined) return 0;
@@ -24,23 +25,6 @@ function parseName(value: unknown): string {
     );
   }
   return name;
-}
-
-/** Waits for SIGINT or SIGTERM (overridable for tests). */
-export type StopSignal = () => Promise<string>;
-
-function signals(): Promise<string> {
-  return new Promise((resolve) => {
-    const done = (sig: string) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      resolve(sig);
-    };
-    const onInt = () => done('SIGINT');
-    const onTerm = () => done('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  });
 }
 
 const command: Command & { stop: StopSignal } = {
@@ -66,7 +50,7 @@ Example:
     'kubeconfig-out': { type: 'string' },
     seed: { type: 'string' },
   },
-  stop: signals,
+  stop: processSignals,
   async run(values, _positionals, io) {
     const port = parsePort(values.port);
     const name = parseName(values.name);

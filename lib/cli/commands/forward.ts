@@ -22,6 +22,7 @@ import {
   kubeConfigInCluster,
 } from '../../kube/kubeconfig.ts';
 import { type Command, UsageError } from '../command.ts';
+import { processSignals, type StopSignal } from '../signals.ts';
 
 const usage = `Usage: endpoint-sync forward (--virtual-kubeconfig FILE | --in-cluster) --host-kubeconfig FILE
          --function NAME --name VC --namespace HOST_NS [flags]
@@ -42,23 +43,6 @@ Example:
     --function endpoint-sync-prod-sync --region eu-west-1 --name my-vcluster --namespace vc-my \\
     --metrics-port 8080 --leader-elect
 `;
-
-/** Waits for SIGINT or SIGTERM; replaceable in tests. */
-export type StopSignal = () => Promise<string>;
-
-function processSignals(): Promise<string> {
-  return new Promise((resolve) => {
-    const done = (sig: string) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      resolve(sig);
-    };
-    const onInt = () => done('SIGINT');
-    const onTerm = () => done('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  });
-}
 
 function clients(settings: ForwardSettings): {
   virtual: KubeClient;

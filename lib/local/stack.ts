@@ -1,0 +1,269 @@
+/**
+ * The embedded stack (`npm start`, `endpoint-sync dev`, the end-to-end tests and benchmarks): the
+ * production pieces wired together in one process, with local stand-ins only where a cloud or a
+ * cluster would be. The forwarder reaches the function through the real `InvokeCommand` against
+ * a local Lambda invoke endpoint; the function reads its configuration from a local S3 server
+ * with the real S3 client and writes the host through the real Kubernetes client over HTTP.
+ */
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ForwarderOptions } from '../forwarder/forwarder.ts';
+import { createForwarder, type Forwarder } from '../forwarder/index.ts';
+import { LambdaInvoker } from '../forwarder/invoker.ts';
+import { type ForwarderLogger, silentLogger } from '../forwarder/logger.ts';
+import { createSyncHandler, type SyncHandler } from '../functions/index.ts';
+import type { TelemetryOptions } from '../functions/observability.ts';
+import {
+  AlreadyExistsError,
+  createKubeClient,
+  type KubeClient,
+  kubeConfigFromFile,
+  kubeConfigFromString,
+  RESOURCES,
+} from '../kube/index.ts';
+import { DEFAULT_MARKER_DOMAIN } from '../naming/index.ts';
+import type { VirtualClusterIdentity } from '../sync/types.ts';
+import { type EmulatedCluster, startCluster } from './apiserver/index.ts';
+import { type FaultInjection, type LambdaEndpoint, startLambdaEndpoint } from './lambda.ts';
+import { type ObjectStore, startObjectStore } from './objectstore.ts';
+
+/** The function's full name, as `serverless deploy` names it (`<service>-<stage>-<function>`). */
+export const LOCAL_FUNCTION_NAME = 'endpoint-sync-dev-sync';
+/** Bucket and key of the configuration in the local S3 server. */
+export const LOCAL_CONFIG_BUCKET = 'endpoint-sync';
+export const LOCAL_CONFIG_KEY = 'config.yaml';
+/** The configuration the stack serves when none is given. */
+export const DEFAULT_CONFIG_FILE = new URL('../../examples/endpoints.yaml', import.meta.url);
+
+/** Options of {@link startStack}. */
+export interface StackOptions {
+  /** Kubeconfig file of a real virtual cluster; an emulated one is started when absent. */
+  virtualKubeconfig?: string;
+  /** Kubeconfig file of a real host cluster; an emulated one is started when absent. */
+  hostKubeconfig?: string;
+  /**
+   * A local configuration file, read by the function through `file://` instead of S3. Without
+   * it the stack uploads `examples/endpoints.yaml` to its local S3 server.
+   */
+  configFile?: string;
+  /** Name of the virtual cluster (default `virtualcluster`). */
+  name?: string;
+  /** Host namespace of the virtual cluster (default `virtualcluster`). */
+  hostNamespace?: string;
+  markerDomain?: string;
+  /** Where the kubeconfigs of the emulated clusters are written (default a new temp dir). */
+  kubeconfigDir?: string;
+  /** Seed of the emulators' fault injection. */
+  seed?: number;
+  /** Forwarder tuning (batching, resync, retries, metrics port...). */
+  forwarder?: Partial<Omit<ForwarderOptions, 'virtual' | 'host' | 'invoker' | 'identity'>>;
+  /** Failures injected at the Lambda invoke endpoint (chaos tests). */
+  lambdaFaults?: FaultInjection;
+  /** How often the function rechecks the configuration object (default 1 s). */
+  configRevalidateMs?: number;
+  /** Client-side rate limit of each Kubernetes client (default unlimited against emulators). */
+  kubeQps?: number;
+  /** Logs of the forwarder (default silent) and of the function (default silent). */
+  logger?: ForwarderLogger;
+  telemetry?: TelemetryOptions;
+}
+
+/** One side of the stack. */
+export interface StackCluster {
+  client: KubeClient;
+  /** The emulator, when this side is emulated. */
+  emulator?: EmulatedCluster;
+  /** Kubeconfig file for kubectl and other tools. */
+  kubeconfigPath: string;
+}
+
+/** A running embedded stack. */
+export interface Stack {
+  identity: VirtualClusterIdentity;
+  virtual: StackCluster;
+  host: StackCluster;
+  /** The local S3 server, when the configuration is served from it. */
+  objectStore?: ObjectStore;
+  /** `s3://...` or `file://...`. */
+  configUri: string;
+  lambda: LambdaEndpoint;
+  handler: SyncHandler;
+  forwarder: Forwarder;
+  /** Replaces the configuration the function reads (S3 object or local file). */
+  putConfig(text: string): Promise<void>;
+  /** Stops everything, forwarder first so in-flight work drains. */
+  close(): Promise<void>;
+}
+
+async function side(
+  label: 'virtual' | 'host',
+  kubeconfigFile: string | undefined,
+  namespaces: string[],
+  dir: () => Promise<string>,
+  options: StackOptions,
+): Promise<StackCluster> {
+  const clientOptions = { qps: options.kubeQps ?? Number.POSITIVE_INFINITY };
+  if (kubeconfigFile) {
+    const client = createKubeClient(kubeConfigFromFile(kubeconfigFile), clientOptions);
+    return { client, kubeconfigPath: kubeconfigFile };
+  }
+  const emulator = await startCluster({
+    name: label,
+    namespaces,
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+  });
+  const kubeconfigPath = join(await dir(), `${label}.kubeconfig`);
+  await writeFile(kubeconfigPath, emulator.kubeconfig, { mode: 0o600 });
+  const client = createKubeClient(kubeConfigFromString(emulator.kubeconfig), clientOptions);
+  return { client, emulator, kubeconfigPath };
+}
+
+/** Creates `namespace` unless it exists (a real host cluster usually has it already). */
+async function ensureNamespace(client: KubeClient, namespace: string): Promise<void> {
+  try {
+    await client.create(RESOURCES.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace },
+    });
+  } catch (err) {
+    if (!(err instanceof AlreadyExistsError)) throw err;
+  }
+}
+
+/**
+ * Starts the embedded stack: two clusters (emulated unless kubeconfigs are given), the
+ * configuration in a local S3 server (or a local file), the sync function behind a local Lambda
+ * invoke endpoint, and the forwarder. Resolves when the forwarder has started; its `ready`
+ * promise tells when the informers have synced.
+ */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const identity: VirtualClusterIdentity = {
+    name: options.name ?? 'virtualcluster',
+    hostNamespace: options.hostNamespace ?? 'virtualcluster',
+    markerDomain: options.markerDomain ?? DEFAULT_MARKER_DOMAIN,
+  };
+  let kubeconfigDir = options.kubeconfigDir;
+  const dir = async () => {
+    if (kubeconfigDir === undefined) {
+      kubeconfigDir = await mkdtemp(join(tmpdir(), 'endpoint-sync-dev-'));
+    } else {
+      await mkdir(kubeconfigDir, { recursive: true });
+    }
+    return kubeconfigDir;
+  };
+  const closers: Array<() => Promise<unknown>> = [];
+  const close = async () => {
+    for (const closeOne of closers.reverse()) await closeOne().catch(() => {});
+  };
+
+  try {
+    const virtual = await side(
+      'virtual',
+      options.virtualKubeconfig,
+      ['default', 'kube-system'],
+      dir,
+      options,
+    );
+    closers.push(async () => virtual.emulator?.close());
+    closers.push(async () => virtual.client.close());
+    const host = await side(
+      'host',
+      options.hostKubeconfig,
+      ['default', 'kube-system', identity.hostNamespace],
+      dir,
+      options,
+    );
+    closers.push(async () => host.emulator?.close());
+    closers.push(async () => host.client.close());
+    if (!host.emulator) await ensureNamespace(host.client, identity.hostNamespace);
+
+    let objectStore: ObjectStore | undefined;
+    let configUri: string;
+    let putConfig: (text: string) => Promise<void>;
+    if (options.configFile) {
+      configUri = pathToFileURL(options.configFile).href;
+      const file = options.configFile;
+      putConfig = (text) => writeFile(file, text);
+    } else {
+      const store = await startObjectStore({ buckets: [LOCAL_CONFIG_BUCKET] });
+      objectStore = store;
+      closers.push(() => store.close());
+      await store.put(
+        LOCAL_CONFIG_BUCKET,
+        LOCAL_CONFIG_KEY,
+        await readFile(DEFAULT_CONFIG_FILE, 'utf8'),
+      );
+      configUri = store.uri(LOCAL_CONFIG_BUCKET, LOCAL_CONFIG_KEY);
+      putConfig = (text) => store.put(LOCAL_CONFIG_BUCKET, LOCAL_CONFIG_KEY, text);
+    }
+
+    const handler = createSyncHandler({
+      host: host.client,
+      config: configUri,
+      configSourceOptions: {
+        minRevalidateMs: options.configRevalidateMs ?? 1000,
+        ...(objectStore
+          ? {
+              s3: {
+                endpoint: objectStore.endpoint,
+                region: objectStore.region,
+                forcePathStyle: true,
+                credentials: objectStore.credentials,
+              },
+            }
+          : {}),
+      },
+      markerDomain: identity.markerDomain,
+      virtualCluster: { name: identity.name, namespace: identity.hostNamespace },
+      telemetry: options.telemetry ?? { logLevel: 'SILENT', metrics: false },
+    });
+    closers.push(() => handler.close());
+
+    const lambda = await startLambdaEndpoint({
+      functions: { [LOCAL_FUNCTION_NAME]: (event, context) => handler(event, context) },
+      ...(options.lambdaFaults ? { faults: options.lambdaFaults } : {}),
+    });
+    closers.push(() => lambda.close());
+
+    const invoker = new LambdaInvoker({
+      functionName: LOCAL_FUNCTION_NAME,
+      endpoint: lambda.endpoint,
+      region: lambda.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    closers.push(async () => invoker.destroy());
+
+    const forwarder = createForwarder({
+      logger: options.logger ?? silentLogger,
+      resyncIntervalMs: 30_000,
+      batchWindowMs: 20,
+      ...options.forwarder,
+      virtual: virtual.client,
+      host: host.client,
+      invoker,
+      identity,
+      configUri,
+    });
+    await forwarder.start();
+    closers.push(() => forwarder.stop());
+
+    return {
+      identity,
+      virtual,
+      host,
+      ...(objectStore ? { objectStore } : {}),
+      configUri,
+      lambda,
+      handler,
+      forwarder,
+      putConfig,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
