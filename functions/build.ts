@@ -1,0 +1,65 @@
+/**
+ * Bundles the Lambda functions into one small CommonJS file each (`dist/functions/<name>.cjs`)
+ * with esbuild: what `serverless package` zips. CommonJS with a `.cjs` extension because the
+ * package is `"type": "module"` (STACK.md); the QuickJS singlefile variant bundles cleanly.
+ *
+ *   node functions/build.ts            # build
+ *   node functions/build.ts --analyze  # also print the largest inputs
+ */
+import { build, type Metafile } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+/** Function name -> entry point. */
+export const ENTRIES = { sync: 'functions/sync.ts' } as const;
+
+/** Where bundles are written (serverless.yml packages this folder). */
+export const OUT_DIR = 'dist/functions';
+
+/**
+ * AWS SDK clients used only by some credential kinds; the Lambda Node.js runtime provides the
+ * whole SDK v3, so they stay out of the bundle and are imported on demand.
+ */
+export const RUNTIME_PROVIDED = [
+  '@aws-sdk/client-secrets-manager',
+  '@aws-sdk/client-ssm',
+  '@aws-sdk/client-eks',
+];
+
+/** Builds every function; resolves with the bundle sizes in bytes. */
+export async function buildFunctions(root = fileURLToPath(new URL('..', import.meta.url))): Promise<{
+  files: Record<string, number>;
+  metafile: Metafile;
+}> {
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: ENTRIES,
+    outdir: OUT_DIR,
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    minify: true,
+    legalComments: 'none',
+    external: RUNTIME_PROVIDED,
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const files: Record<string, number> = {};
+  for (const [file, info] of Object.entries(result.metafile.outputs)) files[file] = info.bytes;
+  return { files, metafile: result.metafile };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { files, metafile } = await buildFunctions();
+  for (const [file, bytes] of Object.entries(files)) {
+    console.log(`${file}  ${(bytes / 1024).toFixed(0)} KiB`);
+  }
+  if (process.argv.includes('--analyze')) {
+    const inputs = Object.entries(metafile.outputs)
+      .flatMap(([, o]) => Object.entries(o.inputs))
+      .sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput)
+      .slice(0, 20);
+    for (const [input, info] of inputs) console.log(`${(info.bytesInOutput / 1024).toFixed(0).padStart(6)} KiB  ${input}`);
+  }
+}
