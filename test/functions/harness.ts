@@ -51,7 +51,7 @@ export interface Stack {
 
 /** Starts the stack; `options` override handler options. */
 export async function startStack(
-  options: Partial<SyncHandlerOptions> & {
+  options: Omit<Partial<SyncHandlerOptions>, 'config'> & {
     config?: string | false;
     kube?: Parameters<typeof createKubeClient>[1];
   } = {},

@@ -1,0 +1,131 @@
+/**
+ * The packaged function "like Lambda": the esbuild bundle served by `serverless offline` (a child
+ * process), configuration from the local object store, an emulated host cluster, and one real
+ * InvokeCommand with the full function name. Takes a few seconds (the child starts in ~2-4 s).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFunctions } from '../../functions/build.ts';
+import { parseResult } from '../../lib/contract/index.ts';
+import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
+import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item } from './harness.ts';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+let cluster: EmulatedCluster;
+let store: ObjectStore;
+let child: ChildProcess | undefined;
+let dir: string;
+let lambdaPort: number;
+let output = '';
+
+beforeAll(async () => {
+  await buildFunctions();
+  cluster = await startCluster({ namespaces: ['default', HOST_NS] });
+  store = await startObjectStore({ buckets: ['configs'] });
+  await store.put('configs', 'vc.yaml', BASIC_CONFIG);
+  dir = await mkdtemp(join(tmpdir(), 'es-offline-'));
+  const kubeconfig = join(dir, 'host.kubeconfig');
+  await writeFile(kubeconfig, cluster.kubeconfig);
+  lambdaPort = await freePort();
+  const httpPort = await freePort();
+  child = spawn(
+    process.execPath,
+    [
+      'node_modules/serverless/bin/serverless.js',
+      'offline',
+      '--lambdaPort',
+      String(lambdaPort),
+      '--httpPort',
+      String(httpPort),
+      '--param=configBucket=configs',
+      '--param=configKey=vc.yaml',
+      `--param=hostCredentials=file:${kubeconfig}`,
+    ],
+    {
+      env: {
+        ...process.env,
+        S3_ENDPOINT: store.endpoint,
+        S3_ACCESS_KEY_ID: store.credentials.accessKeyId,
+        S3_SECRET_ACCESS_KEY: store.credentials.secretAccessKey,
+        AWS_ACCESS_KEY_ID: 'dummy',
+        AWS_SECRET_ACCESS_KEY: 'dummy',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`serverless offline did not start:\n${output}`)),
+      30_000,
+    );
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(`listening on http://127.0.0.1:${lambdaPort}`)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child!.stdout!.on('data', onData);
+    child!.stderr!.on('data', onData);
+    child!.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serverless offline exited with ${code}:\n${output}`));
+    });
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await store?.close();
+  await cluster?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('serverless offline', () => {
+  it('syncs an object into the emulated host through InvokeCommand', async () => {
+    const client = new LambdaClient({
+      endpoint: `http://127.0.0.1:${lambdaPort}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'dummy', secretAccessKey: 'dummy' },
+      maxAttempts: 1,
+    });
+    try {
+      const out = await client.send(
+        new InvokeCommand({
+          FunctionName: 'endpoint-sync-dev-sync',
+          Payload: JSON.stringify(
+            event([item('a', 'db', endpoints('db', { labels: { app: 'db' } }))]),
+          ),
+        }),
+      );
+      expect(out.FunctionError, output).toBeUndefined();
+      const parsed = parseResult(JSON.parse(new TextDecoder().decode(out.Payload)));
+      if (!parsed.ok) throw parsed.error;
+      expect(parsed.result.results[0]).toMatchObject({ status: 'applied', reasonCode: 'created' });
+      const copy = cluster.store.get('endpoints', HOST_NS, hostName('db'));
+      expect(copy.metadata.labels?.['app']).toBe('p-db');
+    } finally {
+      client.destroy();
+    }
+  });
+});
