@@ -6,8 +6,9 @@
  *   node functions/build.ts            # build
  *   node functions/build.ts --analyze  # also print the largest inputs
  */
-import { build, type Metafile } from 'esbuild';
+
 import { fileURLToPath } from 'node:url';
+import { build, type Metafile } from 'esbuild';
 
 /** Function name -> entry point. */
 export const ENTRIES = { sync: 'functions/sync.ts' } as const;
@@ -26,7 +27,9 @@ export const RUNTIME_PROVIDED = [
 ];
 
 /** Builds every function; resolves with the bundle sizes in bytes. */
-export async function buildFunctions(root = fileURLToPath(new URL('..', import.meta.url))): Promise<{
+export async function buildFunctions(
+  root = fileURLToPath(new URL('..', import.meta.url)),
+): Promise<{
   files: Record<string, number>;
   metafile: Metafile;
 }> {
@@ -60,6 +63,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       .flatMap(([, o]) => Object.entries(o.inputs))
       .sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput)
       .slice(0, 20);
-    for (const [input, info] of inputs) console.log(`${(info.bytesInOutput / 1024).toFixed(0).padStart(6)} KiB  ${input}`);
+    for (const [input, info] of inputs)
+      console.log(`${(info.bytesInOutput / 1024).toFixed(0).padStart(6)} KiB  ${input}`);
   }
 }

@@ -40,7 +40,9 @@ for (const spec of values.put) {
   await store.put(values.bucket, key, await readFile(spec.slice(eq + 1)));
   console.log(`uploaded ${store.uri(values.bucket, key)}`);
 }
-console.log(`object store listening on ${store.endpoint} (bucket ${values.bucket}, credentials S3RVER/S3RVER)`);
+console.log(
+  `object store listening on ${store.endpoint} (bucket ${values.bucket}, credentials S3RVER/S3RVER)`,
+);
 
 let closing = false;
 const stop = async () => {
