@@ -1,0 +1,291 @@
+/**
+ * The sync function's own costs, each beside a baseline measured in the same run:
+ *
+ * 1. bundle size: the esbuild bundle raw and deflated (what the zip holds); target <= 1 MB zipped;
+ * 2. cold start: a fresh `node` process that loads the bundle and handles its first event
+ *    (median of 10), beside a fresh `node` process that does nothing; target <= 400 ms;
+ * 3. warm per-item latency for a batch of 100 Endpoints against the API-server emulator:
+ *    the whole handler (p50/p99 of `durationMs`, API time included), the same reads and writes
+ *    made directly through the client layer (the API-server baseline), and the handler's own
+ *    time per item = wall time minus the time spent awaiting the API server, measured per
+ *    request; target p99 <= 20 ms per item excluding API-server time.
+ *
+ * Run: node bench/function.ts
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { deflateRawSync } from 'node:zlib';
+import { buildFunctions } from '../functions/build.ts';
+import { parseConfig } from '../lib/config/index.ts';
+import type { EventItem } from '../lib/contract/index.ts';
+import { createSyncHandler, syncItem } from '../lib/functions/index.ts';
+import {
+  createKubeClient,
+  type KubeClient,
+  kubeConfigFromString,
+  NotFoundError,
+  RESOURCES,
+} from '../lib/kube/index.ts';
+import type { KubeObject } from '../lib/kube/object.ts';
+import { startCluster } from '../lib/local/apiserver/index.ts';
+import { createExpressionEngine } from '../lib/patches/expression/index.ts';
+
+const run = promisify(execFile);
+const HOST_NS = 'vc-host';
+const VC = 'vc';
+const ITEMS = 100;
+const COLD_RUNS = 10;
+const CONFIG = `sync:
+  toHost:
+    endpoints:
+      patches:
+        - path: metadata.annotations[*]
+          expression: '"pre-" + value'
+          reverseExpression: value.slice(4)
+        - path: metadata.labels.tier
+          expression: '"gold"'
+        - path: metadata.annotations.upstream
+          expression: virtualToHostDNS(value)
+`;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return (
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+  );
+}
+const median = (v: number[]) => percentile(v, 50);
+const ms = (n: number) => `${n.toFixed(2)} ms`;
+
+function endpointsObject(i: number, generation = 0): KubeObject {
+  const addresses = Array.from({ length: 1 + (i % 20) }, (_, a) => ({
+    ip: `10.${generation}.${i % 250}.${a + 1}`,
+    targetRef: { kind: 'Pod', name: `pod-${i}-${a}`, namespace: 'default', uid: `p${i}-${a}` },
+  }));
+  return {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: {
+      name: `svc-${i}`,
+      namespace: 'default',
+      uid: `uid-${i}`,
+      labels: { app: `svc-${i}`, tier: 'x' },
+      annotations: { owner: 'team-a', upstream: `db-${i}.default.svc` },
+    },
+    subsets: [{ addresses, ports: [{ port: 5432, protocol: 'TCP', name: 'pg' }] }],
+  } as KubeObject;
+}
+
+function itemOf(i: number, generation = 0): EventItem {
+  return {
+    id: `i${i}`,
+    direction: 'toHost',
+    resource: 'endpoints',
+    key: { namespace: 'default', name: `svc-${i}` },
+    virtualObject: endpointsObject(i, generation),
+    service: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: `svc-${i}`, namespace: 'default' },
+      spec: { ports: [{ port: 5432 }] },
+    },
+  };
+}
+
+/** A client whose calls add their awaited time to `apiMs`. */
+function timedClient(client: KubeClient): {
+  client: KubeClient;
+  apiMs: () => number;
+  reset: () => void;
+} {
+  let total = 0;
+  const proxy = new Proxy(client, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (
+        typeof value !== 'function' ||
+        !['get', 'create', 'update', 'delete', 'patch'].includes(String(prop))
+      ) {
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return async (...args: unknown[]) => {
+        const t = performance.now();
+        try {
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } finally {
+          total += performance.now() - t;
+        }
+      };
+    },
+  });
+  return { client: proxy, apiMs: () => total, reset: () => (total = 0) };
+}
+
+async function main(): Promise<void> {
+  const rows: Array<[string, string, string, string]> = [];
+
+  // 1. Bundle size.
+  const { files } = await buildFunctions();
+  const bundlePath = Object.keys(files).find((f) => f.endsWith('sync.cjs'))!;
+  const bundle = await readFile(bundlePath);
+  const zipped = deflateRawSync(bundle, { level: 9 }).length;
+  rows.push(['bundle raw', `${(bundle.length / 1024).toFixed(0)} KiB`, '-', '-']);
+  rows.push(['bundle zipped (deflate 9)', `${(zipped / 1024).toFixed(0)} KiB`, '-', '<= 1024 KiB']);
+
+  const cluster = await startCluster({ namespaces: ['default', HOST_NS] });
+  const dir = await mkdtemp(join(tmpdir(), 'bench-fn-'));
+  try {
+    const configPath = join(dir, 'config.yaml');
+    await writeFile(configPath, CONFIG);
+    const eventPath = join(dir, 'event.json');
+
+    // 2. Cold start: fresh process -> first handled event (each run syncs a new key).
+    const script = `
+const { handler } = require(${JSON.stringify(join(process.cwd(), bundlePath))});
+const event = JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8'));
+handler(event).then((r) => { process.stdout.write(JSON.stringify({ ms: performance.now(), status: r.results[0].status })); });`;
+    const env = {
+      ...process.env,
+      CONFIG_URI: pathToFileURL(configPath).href,
+      HOST_CREDENTIALS: `inline:${cluster.kubeconfig}`,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+    };
+    const cold: number[] = [];
+    const bare: number[] = [];
+    for (let r = 0; r < COLD_RUNS; r++) {
+      await writeFile(
+        eventPath,
+        JSON.stringify({
+          version: 1,
+          virtualCluster: { name: VC, namespace: HOST_NS },
+          items: [itemOf(1000 + r)],
+        }),
+      );
+      const { stdout } = await run(process.execPath, ['-e', script, eventPath], { env });
+      const out = JSON.parse(stdout) as { ms: number; status: string };
+      if (out.status !== 'applied') throw new Error(`cold start run ${r}: ${stdout}`);
+      cold.push(out.ms);
+      const b = await run(process.execPath, [
+        '-e',
+        'process.stdout.write(String(performance.now()))',
+      ]);
+      bare.push(Number(b.stdout));
+    }
+    rows.push([
+      'cold start to first result (median of 10)',
+      ms(median(cold)),
+      `${ms(median(bare))} (empty node)`,
+      '<= 400 ms',
+    ]);
+
+    // 3. Warm: the whole handler, a 100-item batch, 8 keys at once.
+    const host = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
+      qps: Number.POSITIVE_INFINITY,
+    });
+    const handler = createSyncHandler({
+      host,
+      config: configPath,
+      telemetry: { logLevel: 'SILENT', metrics: false },
+    });
+    const batch = (generation: number) => ({
+      version: 1 as const,
+      virtualCluster: { name: VC, namespace: HOST_NS },
+      items: Array.from({ length: ITEMS }, (_, i) => itemOf(i, generation)),
+    });
+    await handler(batch(0)); // warm-up: creates
+    const walls: Record<string, number[]> = {};
+    for (const [label, gen] of [
+      ['update', 1],
+      ['unchanged', 1],
+    ] as const) {
+      const t = performance.now();
+      const result = await handler(batch(gen));
+      const total = performance.now() - t;
+      const want = label === 'update' ? 'applied' : 'unchanged';
+      if (!result.results.every((r) => r.status === want))
+        throw new Error(`warm ${label}: not all ${want}`);
+      walls[label] = result.results.map((r) => r.durationMs ?? 0);
+      rows.push([
+        `handler, ${label}, per item (API time incl., 8 parallel)`,
+        `p50 ${ms(median(walls[label]!))} p99 ${ms(percentile(walls[label]!, 99))}`,
+        '',
+        `batch ${ms(total)}`,
+      ]);
+    }
+
+    // Baseline: the same HTTP the handler makes per item (get + update), directly.
+    const direct: number[] = [];
+    for (let i = 0; i < ITEMS; i++) {
+      const t = performance.now();
+      const name = `svc-${i}-x-default-x-${VC}`;
+      const current = await host
+        .get(RESOURCES.endpoints, name, { namespace: HOST_NS })
+        .catch((e) => {
+          if (e instanceof NotFoundError) return undefined;
+          throw e;
+        });
+      if (current) {
+        const labels = { ...current.metadata.labels, bench: String(i) };
+        await host.update(RESOURCES.endpoints, {
+          ...current,
+          metadata: { ...current.metadata, labels },
+        });
+      }
+      direct.push(performance.now() - t);
+    }
+    rows.push([
+      'client only: get + update per item (sequential)',
+      `p50 ${ms(median(direct))} p99 ${ms(percentile(direct, 99))}`,
+      '(API-server baseline)',
+      '',
+    ]);
+
+    // The handler's own time per item: syncItem sequentially, minus the awaited API time.
+    const parsed = parseConfig(CONFIG, 'bench.yaml');
+    const evaluator = await createExpressionEngine();
+    const timed = timedClient(host);
+    const own: Record<string, number[]> = { update: [], unchanged: [] };
+    for (const [label, gen] of [
+      ['update', 2],
+      ['unchanged', 2],
+    ] as const) {
+      for (let i = 0; i < ITEMS; i++) {
+        timed.reset();
+        const t = performance.now();
+        const out = await syncItem(itemOf(i, gen), {
+          client: timed.client,
+          evaluator,
+          identity: { name: VC, hostNamespace: HOST_NS, markerDomain: 'virtualcluster.loft.sh' },
+          config: parsed.config!,
+        });
+        const wall = performance.now() - t;
+        if (out.result.status === 'failed') throw new Error(out.result.reason);
+        own[label]!.push(wall - timed.apiMs());
+      }
+      rows.push([
+        `handler's own time, ${label}, per item (API time excl.)`,
+        `p50 ${ms(median(own[label]!))} p99 ${ms(percentile(own[label]!, 99))}`,
+        '',
+        '<= 20 ms p99',
+      ]);
+    }
+    evaluator.dispose();
+    await handler.close();
+  } finally {
+    await cluster.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c]!.length), 8));
+  const line = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
+  console.log(line(['measure', 'value', 'baseline (same run)', 'target / note']));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) console.log(line(r));
+}
+
+await main();
