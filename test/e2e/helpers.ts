@@ -1,0 +1,221 @@
+/**
+ * Helpers of the end-to-end tests: a stack tuned for tests, object builders, and polling. Every
+ * wait polls the real clusters until a condition holds or a generous deadline passes, so a slow
+ * CI machine makes a test slower, never flaky.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createForwarder, type Forwarder, LambdaInvoker } from '../../lib/forwarder/index.ts';
+import {
+  type KubeClient,
+  NotFoundError,
+  RESOURCES,
+  type ResourceType,
+} from '../../lib/kube/index.ts';
+import type { KubeObject } from '../../lib/kube/object.ts';
+import { LOCAL_FUNCTION_NAME, type Stack, type StackOptions, startStack } from '../../lib/local/stack.ts';
+import { hostName } from '../../lib/naming/index.ts';
+
+/** Namespace of the virtual objects the tests create. */
+export const NS = 'default';
+/** Deadline of one wait: far above what any condition needs on a loaded 2-core machine. */
+export const WAIT_MS = 20_000;
+
+/** A condition that has not held by its deadline; carries the last failure seen. */
+export class ConditionTimeoutError extends Error {
+  override name = 'ConditionTimeoutError';
+  /** What was awaited. */
+  readonly what: string;
+  /** The error of the last attempt. */
+  readonly last: unknown;
+  constructor(what: string, timeoutMs: number, last: unknown) {
+    const detail = last instanceof Error ? last.message : String(last);
+    super(`${what}: not reached within ${timeoutMs} ms; last attempt: ${detail}`);
+    this.what = what;
+    this.last = last;
+  }
+}
+
+/**
+ * Runs `probe` until it resolves without throwing (assertions inside it throw), then returns
+ * its value. Throws {@link ConditionTimeoutError} with the last failure after `timeoutMs`.
+ */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T> | T,
+  timeoutMs = WAIT_MS,
+  intervalMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      return await probe();
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new ConditionTimeoutError(what, timeoutMs, last);
+    await sleep(intervalMs);
+  }
+}
+
+/** Starts the embedded stack with short batch windows, for tests. */
+export function startTestStack(options: StackOptions = {}): Promise<Stack> {
+  return startStack({
+    configRevalidateMs: 100,
+    ...options,
+    forwarder: { batchWindowMs: 5, resyncIntervalMs: 0, shutdownTimeoutMs: 5_000, ...options.forwarder },
+  });
+}
+
+/**
+ * A second forwarder on a stack's clusters and Lambda endpoint (for tests that stop the stack's
+ * own forwarder and start again, as a restarted Deployment would).
+ */
+export function createStackForwarder(stack: Stack): { forwarder: Forwarder; close(): Promise<void> } {
+  const invoker = new LambdaInvoker({
+    functionName: LOCAL_FUNCTION_NAME,
+    endpoint: stack.lambda.endpoint,
+    region: stack.lambda.region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const forwarder = createForwarder({
+    virtual: stack.virtual.client,
+    host: stack.host.client,
+    invoker,
+    identity: stack.identity,
+    configUri: stack.configUri,
+    batchWindowMs: 5,
+    resyncIntervalMs: 0,
+    shutdownTimeoutMs: 5_000,
+  });
+  return {
+    forwarder,
+    async close() {
+      await forwarder.stop();
+      invoker.destroy();
+    },
+  };
+}
+
+/** The host name of a virtual object of the stack (SEMANTICS 3.2). */
+export function hostNameOf(stack: Stack, name: string, namespace = NS): string {
+  return hostName(name, namespace, stack.identity.name);
+}
+
+/** A selector-less Service (its Endpoints are synced), or one with `selector`. */
+export function service(name: string, selector?: Record<string, string>): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: NS },
+    spec: {
+      ports: [{ name: 'tcp', port: 5432, protocol: 'TCP' }],
+      ...(selector ? { selector } : {}),
+    },
+  };
+}
+
+/** An Endpoints object with one address per IP, each pointing at a Pod `<name>-<i>`. */
+export function endpoints(
+  name: string,
+  ips: string[],
+  meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name, namespace: NS, ...meta },
+    subsets: [
+      {
+        addresses: ips.map((ip, i) => ({
+          ip,
+          targetRef: {
+            kind: 'Pod',
+            name: `${name}-${i}`,
+            namespace: NS,
+            uid: `pod-uid-${name}-${i}`,
+            resourceVersion: '42',
+          },
+        })),
+        ports: [{ name: 'tcp', port: 5432, protocol: 'TCP' }],
+      },
+    ],
+  };
+}
+
+/** The object, or undefined when it does not exist. */
+export async function getOrUndefined(
+  client: KubeClient,
+  resource: ResourceType,
+  name: string,
+  namespace: string,
+): Promise<KubeObject | undefined> {
+  try {
+    return await client.get<KubeObject>(resource, name, { namespace });
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** Waits until the host copy of virtual Endpoints `name` exists and passes `check`. */
+export function hostCopy(
+  stack: Stack,
+  name: string,
+  check: (host: KubeObject) => void = () => {},
+): Promise<KubeObject> {
+  const hostKey = hostNameOf(stack, name);
+  return until(`host copy ${stack.identity.hostNamespace}/${hostKey} of ${NS}/${name}`, async () => {
+    const host = await getOrUndefined(
+      stack.host.client,
+      RESOURCES.endpoints,
+      hostKey,
+      stack.identity.hostNamespace,
+    );
+    if (!host) throw new Error('it does not exist');
+    check(host);
+    return host;
+  });
+}
+
+/** Waits until the host copy of virtual Endpoints `name` does not exist. */
+export function noHostCopy(stack: Stack, name: string): Promise<void> {
+  const hostKey = hostNameOf(stack, name);
+  return until(`host copy ${stack.identity.hostNamespace}/${hostKey} removed`, async () => {
+    const host = await getOrUndefined(
+      stack.host.client,
+      RESOURCES.endpoints,
+      hostKey,
+      stack.identity.hostNamespace,
+    );
+    if (host) throw new Error(`it still exists (resourceVersion ${host.metadata.resourceVersion})`);
+  });
+}
+
+/** Creates objects in the virtual cluster, in order. */
+export async function createVirtual(stack: Stack, ...objects: KubeObject[]): Promise<void> {
+  for (const object of objects) {
+    const resource = Object.values(RESOURCES).find((r) => r.kind === object.kind);
+    if (!resource) throw new Error(`no resource for kind ${object.kind}`);
+    await stack.virtual.client.create(resource, object);
+  }
+}
+
+/**
+ * Waits until the forwarder has nothing queued or in flight for a while (`quietMs`), so a test
+ * can check that something did NOT happen after the work it caused was done.
+ */
+export async function settled(stack: Stack, quietMs = 300): Promise<void> {
+  let quietSince = Date.now();
+  await until(
+    'forwarder idle',
+    async () => {
+      const s = stack.forwarder.stats();
+      const busy = s.queueDepth + s.queueDelayed + s.inFlightKeys + s.inFlightInvocations > 0;
+      if (busy) quietSince = Date.now();
+      if (Date.now() - quietSince < quietMs) throw new Error(`busy: ${JSON.stringify(s)}`);
+    },
+    WAIT_MS,
+    20,
+  );
+}
