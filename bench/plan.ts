@@ -129,7 +129,10 @@ function measure(label: string, all: PlanInput[], evaluator: Parameters<typeof p
   return { label, plans: all.length, seconds, perSecond: all.length / seconds, failed };
 }
 
-/** The host copies the create plans would make, stamped like an API server, for the steady state. */
+/**
+ * The host copies the create plans would make, stamped and serialised like an API server (an
+ * informer hands the planner objects parsed from JSON), for the steady state.
+ */
 function hostCopies(
   all: PlanInput[],
   evaluator: Parameters<typeof planSync>[1],
@@ -139,10 +142,12 @@ function hostCopies(
       (w: HostWrite) => w.resource === 'endpoints',
     );
     if (!write || write.verb === 'delete') return null;
-    return {
-      ...write.object,
-      metadata: { ...write.object.metadata, uid: 'h', resourceVersion: '1' },
-    };
+    return JSON.parse(
+      JSON.stringify({
+        ...write.object,
+        metadata: { ...write.object.metadata, uid: 'h', resourceVersion: '1' },
+      }),
+    ) as KubeObject;
   });
 }
 
