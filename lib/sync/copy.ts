@@ -8,7 +8,16 @@ import { parsePath } from '../patches/path.ts';
 import { applyPatches, type PipelineEnv, type PipelineResult } from '../patches/pipeline.ts';
 import type { Direction, Evaluator, PatchReport, ReferenceTranslator } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
-import { finishForHost, prepareForHost, prepareFromHost } from './translate.ts';
+import { jsonEqual } from './json.ts';
+import { sameContent } from './plan-draft.ts';
+import {
+  finishForHost,
+  prepareForHost,
+  prepareFromHost,
+  prepareHeadForHost,
+  sameHostSpec,
+  withHostSpec,
+} from './translate.ts';
 import type { ObjectKey } from './types.ts';
 
 /** A translated object and the report of its patches (none when the list is empty). */
@@ -57,11 +66,15 @@ function runPipeline(
   env: PipelineEnv,
 ): PipelineResult {
   if (!metadataOnly(patches)) return applyPatches(object, patches, direction, env);
+  const run = applyPatches(skeletonOf(object), patches, direction, env);
+  return { object: { ...object, metadata: run.object.metadata }, report: run.report };
+}
+
+function skeletonOf(object: KubeObject): KubeObject {
   const skeleton: KubeObject = { metadata: object.metadata };
   if (object.apiVersion !== undefined) skeleton.apiVersion = object.apiVersion;
   if (object.kind !== undefined) skeleton.kind = object.kind;
-  const run = applyPatches(skeleton, patches, direction, env);
-  return { object: { ...object, metadata: run.object.metadata }, report: run.report };
+  return skeleton;
 }
 
 function pipelineEnv(
@@ -92,15 +105,73 @@ export function copyToHost(
   currentHost: KubeObject | null,
   env: CopyEnv,
 ): CopyResult {
-  const prepared = prepareForHost(virtual, kind, env.ctx);
-  if (env.patches.length === 0) {
-    return { object: finishForHost(prepared, virtual, kind, hostKey, env.ctx) };
+  const copy = deferredCopyToHost(virtual, kind, hostKey, currentHost, env);
+  return copy.report === undefined
+    ? { object: hostCopyOf(copy, env.ctx) }
+    : { object: hostCopyOf(copy, env.ctx), report: copy.report };
+}
+
+/**
+ * A host copy whose spec may not be built yet: {@link copyToHost} split so that a resync can
+ * compare before (and instead of) copying. Read the metadata from `head`; get the whole object
+ * with {@link hostCopyOf} and compare it with {@link sameHostCopy}.
+ */
+export interface DeferredHostCopy {
+  /** The finished copy, without its spec fields when `deferredSpec` is set. */
+  head: KubeObject;
+  report?: PatchReport;
+  /** The virtual object and kind whose translated spec fields `head` still lacks. */
+  deferredSpec?: { virtual: KubeObject; kind: string };
+}
+
+/**
+ * {@link copyToHost}, leaving the spec out when no patch can reach it (no patches, or only
+ * `metadata` paths): it is then the virtual spec in host form, built on demand.
+ */
+export function deferredCopyToHost(
+  virtual: KubeObject,
+  kind: string,
+  hostKey: ObjectKey,
+  currentHost: KubeObject | null,
+  env: CopyEnv,
+): DeferredHostCopy {
+  const { ctx, patches } = env;
+  const deferredSpec = { virtual, kind };
+  if (patches.length === 0) {
+    const head = finishForHost(prepareHeadForHost(virtual, kind), virtual, kind, hostKey, ctx);
+    return { head, deferredSpec };
   }
-  const run = runPipeline(prepared, env.patches, 'toHost', pipelineEnv(env, currentHost, virtual));
+  const penv = pipelineEnv(env, currentHost, virtual);
+  if (!metadataOnly(patches)) {
+    const run = applyPatches(prepareForHost(virtual, kind, ctx), patches, 'toHost', penv);
+    return { head: finishForHost(run.object, virtual, kind, hostKey, ctx), report: run.report };
+  }
+  const prepared = prepareHeadForHost(virtual, kind);
+  const run = applyPatches(skeletonOf(prepared), patches, 'toHost', penv);
+  const patched = { ...prepared, metadata: run.object.metadata };
   return {
-    object: finishForHost(run.object, virtual, kind, hostKey, env.ctx),
+    head: finishForHost(patched, virtual, kind, hostKey, ctx),
     report: run.report,
+    deferredSpec,
   };
+}
+
+/** The whole host copy (a new object when the spec was deferred). */
+export function hostCopyOf(copy: DeferredHostCopy, ctx: SyncContext): KubeObject {
+  const spec = copy.deferredSpec;
+  return spec === undefined ? copy.head : withHostSpec(copy.head, spec.virtual, spec.kind, ctx);
+}
+
+/** `sameContent(hostCopyOf(copy), host)`, without building a deferred spec. */
+export function sameHostCopy(copy: DeferredHostCopy, host: KubeObject, ctx: SyncContext): boolean {
+  const spec = copy.deferredSpec;
+  if (spec === undefined) return sameContent(copy.head, host);
+  const desired = copy.head.metadata;
+  return (
+    jsonEqual(desired.labels ?? {}, host.metadata.labels ?? {}) &&
+    jsonEqual(desired.annotations ?? {}, host.metadata.annotations ?? {}) &&
+    sameHostSpec(spec.virtual, spec.kind, host, ctx)
+  );
 }
 
 /**

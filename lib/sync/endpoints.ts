@@ -4,9 +4,10 @@
  * is the generic translation of `translate.ts`.
  */
 import type { KubeObject } from '../kube/object.ts';
+import { MAX_NAME_LENGTH } from '../naming/index.ts';
 import type { SyncContext } from './context.ts';
-import { isPlainObject } from './json.ts';
-import { hostKeyOf } from './namespaces.ts';
+import { cloneJson, isPlainObject, jsonEqual } from './json.ts';
+import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
 
 /** The address lists of a subset whose targetRefs point at Pods. */
 const ADDRESS_LISTS = ['addresses', 'notReadyAddresses'] as const;
@@ -45,6 +46,237 @@ export function translateEndpointsSpec(
       }
     }
   }
+}
+
+/**
+ * The host copy of an Endpoints `subsets` value: the same result as {@link cloneJson} followed
+ * by {@link translateEndpointsSpec}, in one pass. A plan copies every address anyway, so the
+ * targetRefs are built translated instead of being copied, then rewritten and stripped with
+ * `delete` (which also left them as slow dictionary-mode objects for every later comparison).
+ */
+export function copyEndpointsSubsets(
+  subsets: unknown,
+  virtualNamespace: string,
+  ctx: SyncContext,
+): unknown {
+  if (!Array.isArray(subsets)) return cloneJson(subsets);
+  const podKey = podHostKeys(ctx);
+  return subsets.map((subset) => {
+    if (!isPlainObject(subset)) return cloneJson(subset);
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(subset)) {
+      const value = subset[key];
+      if (value === undefined) continue;
+      out[key] =
+        (key === 'addresses' || key === 'notReadyAddresses') && Array.isArray(value)
+          ? value.map((address) => copyAddress(address, virtualNamespace, podKey))
+          : cloneJson(value);
+    }
+    return out;
+  });
+}
+
+type PodHostKey = (namespace: string, name: string) => { namespace: string; name: string };
+
+function copyAddress(address: unknown, virtualNamespace: string, podKey: PodHostKey): unknown {
+  if (!isPlainObject(address)) return cloneJson(address);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(address)) {
+    const value = address[key];
+    if (value === undefined) continue;
+    out[key] =
+      key === 'targetRef' ? copyTargetRef(value, virtualNamespace, podKey) : cloneJson(value);
+  }
+  return out;
+}
+
+/** Keys keep their order; a namespace the virtual ref lacked comes last, as an assignment would add it. */
+function copyTargetRef(ref: unknown, virtualNamespace: string, podKey: PodHostKey): unknown {
+  if (!isPlainObject(ref) || ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') {
+    return cloneJson(ref);
+  }
+  const namespace = typeof ref['namespace'] === 'string' ? ref['namespace'] : virtualNamespace;
+  const host = podKey(namespace, ref['name']);
+  const out: Record<string, unknown> = {};
+  let namespaced = false;
+  for (const key of Object.keys(ref)) {
+    const value = ref[key];
+    if (value === undefined || key === 'uid' || key === 'resourceVersion') continue;
+    if (key === 'name') out[key] = host.name;
+    else if (key === 'namespace') {
+      out[key] = host.namespace;
+      namespaced = true;
+    } else out[key] = cloneJson(value);
+  }
+  if (!namespaced) out['namespace'] = host.namespace;
+  return out;
+}
+
+/**
+ * {@link hostKeyOf} for Pods. In single-namespace mode a Pod's host name is
+ * `safeConcatName(name, 'x', namespace, 'x', vc)`, which is the plain join whenever that fits in
+ * {@link MAX_NAME_LENGTH}: built directly here (the rest-parameter join was a tenth of a plan),
+ * and left to the naming rules when it does not fit.
+ */
+function podHostKeys(ctx: SyncContext): PodHostKey {
+  const { identity, config } = ctx;
+  if (isMultiNamespace(config)) {
+    return (namespace, name) => hostKeyOf('Pod', { namespace, name }, identity, config);
+  }
+  const suffix = `-x-${identity.name}`;
+  const hostNamespace = identity.hostNamespace;
+  return (namespace, name) => {
+    const joined = `${name}-x-${namespace}${suffix}`;
+    if (joined.length <= MAX_NAME_LENGTH) return { namespace: hostNamespace, name: joined };
+    return hostKeyOf('Pod', { namespace, name }, identity, config);
+  };
+}
+
+/**
+ * Whether `host` equals (`jsonEqual`) what {@link copyEndpointsSubsets} gives for `subsets`,
+ * without building that copy: the resync of an unchanged Endpoints compares, it does not copy.
+ * Written as plain loops over `for...in` (own keys only), which allocate nothing: a resync
+ * walks every address of both objects.
+ */
+export function sameEndpointsSubsets(
+  subsets: unknown,
+  host: unknown,
+  virtualNamespace: string,
+  ctx: SyncContext,
+): boolean {
+  if (!Array.isArray(subsets)) return jsonEqual(subsets, host);
+  if (!Array.isArray(host) || host.length !== subsets.length) return false;
+  const podName = podHostNames(ctx);
+  for (let i = 0; i < subsets.length; i++) {
+    const subset: unknown = subsets[i];
+    const hostSubset: unknown = host[i];
+    if (!isPlainObject(subset)) {
+      if (!jsonEqual(subset, hostSubset)) return false;
+      continue;
+    }
+    if (!isPlainObject(hostSubset)) return false;
+    let count = 0;
+    for (const key in subset) {
+      if (!Object.hasOwn(subset, key)) continue;
+      const value = subset[key];
+      if (value === undefined) continue;
+      count++;
+      const same =
+        (key === 'addresses' || key === 'notReadyAddresses') && Array.isArray(value)
+          ? sameAddresses(value, hostSubset[key], virtualNamespace, podName)
+          : jsonEqual(value, hostSubset[key]);
+      if (!same) return false;
+    }
+    if (count !== definedCount(hostSubset)) return false;
+  }
+  return true;
+}
+
+function sameAddresses(
+  addresses: unknown[],
+  host: unknown,
+  virtualNamespace: string,
+  podName: PodHostName,
+): boolean {
+  if (!Array.isArray(host) || host.length !== addresses.length) return false;
+  for (let i = 0; i < addresses.length; i++) {
+    const address: unknown = addresses[i];
+    const hostAddress: unknown = host[i];
+    if (!isPlainObject(address)) {
+      if (!jsonEqual(address, hostAddress)) return false;
+      continue;
+    }
+    if (!isPlainObject(hostAddress)) return false;
+    let count = 0;
+    for (const key in address) {
+      if (!Object.hasOwn(address, key)) continue;
+      const value = address[key];
+      if (value === undefined) continue;
+      count++;
+      const same =
+        key === 'targetRef'
+          ? sameTargetRef(value, hostAddress[key], virtualNamespace, podName)
+          : jsonEqual(value, hostAddress[key]);
+      if (!same) return false;
+    }
+    if (count !== definedCount(hostAddress)) return false;
+  }
+  return true;
+}
+
+/** Own keys whose value is defined (what `jsonEqual` counts). */
+function definedCount(record: Record<string, unknown>): number {
+  let n = 0;
+  for (const key in record) if (Object.hasOwn(record, key) && record[key] !== undefined) n++;
+  return n;
+}
+
+function sameTargetRef(
+  ref: unknown,
+  host: unknown,
+  virtualNamespace: string,
+  podName: PodHostName,
+): boolean {
+  if (!isPlainObject(ref) || ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') {
+    return jsonEqual(ref, host);
+  }
+  if (!isPlainObject(host)) return false;
+  const namespace = typeof ref['namespace'] === 'string' ? ref['namespace'] : virtualNamespace;
+  if (host['namespace'] !== podName.namespace(namespace)) return false;
+  let count = 1;
+  for (const key in ref) {
+    if (!Object.hasOwn(ref, key) || key === 'namespace') continue;
+    const value = ref[key];
+    if (value === undefined || key === 'uid' || key === 'resourceVersion') continue;
+    count++;
+    const same =
+      key === 'name'
+        ? podName.is(host[key], namespace, value as string)
+        : jsonEqual(value, host[key]);
+    if (!same) return false;
+  }
+  return count === definedCount(host);
+}
+
+/** {@link hostKeyOf} for Pods, one part at a time. */
+interface PodHostName {
+  namespace(virtualNamespace: string): string;
+  /** Whether `candidate` is the host name of the Pod `name` in `virtualNamespace`. */
+  is(candidate: unknown, virtualNamespace: string, name: string): boolean;
+}
+
+/**
+ * Checks host names without building them: joining the name and then comparing it flattened a
+ * new string for every address of every resync.
+ */
+function podHostNames(ctx: SyncContext): PodHostName {
+  const { identity, config } = ctx;
+  if (isMultiNamespace(config)) {
+    return {
+      namespace: (namespace) =>
+        hostKeyOf('Pod', { namespace, name: '' }, identity, config).namespace,
+      is: (candidate, _namespace, name) => candidate === name,
+    };
+  }
+  const suffix = `-x-${identity.name}`;
+  const hostNamespace = identity.hostNamespace;
+  return {
+    namespace: () => hostNamespace,
+    is: (candidate, namespace, name) => {
+      if (typeof candidate !== 'string') return false;
+      const length = name.length + 3 + namespace.length + suffix.length;
+      if (length > MAX_NAME_LENGTH) {
+        return candidate === hostKeyOf('Pod', { namespace, name }, identity, config).name;
+      }
+      return (
+        candidate.length === length &&
+        candidate.startsWith(name) &&
+        candidate.startsWith('-x-', name.length) &&
+        candidate.startsWith(namespace, name.length + 3) &&
+        candidate.endsWith(suffix)
+      );
+    },
+  };
 }
 
 /** Why an Endpoints object is not synced; `undefined` when it is. */

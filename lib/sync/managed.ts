@@ -37,11 +37,13 @@ export function managedState(host: KubeObject, kind: string, ctx: SyncContext): 
   }
   // A copy carries the long name of its kind or, as the target of a reference, the short one.
   const key = { namespace, name };
-  const long = hostKeyOf(kind, key, identity, config, 'long');
-  const short = hostKeyOf(kind, key, identity, config, 'short');
   const at = (k: ObjectKey) =>
     k.name === host.metadata.name && k.namespace === host.metadata.namespace;
-  if (!at(long) && !at(short)) {
+  // The short name costs a SHA-256: it is computed only when the long one does not match.
+  if (
+    !at(hostKeyOf(kind, key, identity, config, 'long')) &&
+    !at(hostKeyOf(kind, key, identity, config, 'short'))
+  ) {
     return {
       managed: false,
       reason: `its name is not the host name of the recorded virtual object ${namespace}/${name}`,

@@ -6,7 +6,13 @@
 import type { KubeObject } from '../kube/object.ts';
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
-import { type CopyEnv, copyFromHost, copyToHost } from './copy.ts';
+import {
+  type CopyEnv,
+  copyFromHost,
+  deferredCopyToHost,
+  hostCopyOf,
+  sameHostCopy,
+} from './copy.ts';
 import {
   ENDPOINTS_CONTROLLER_ANNOTATION,
   endpointsSkipReason,
@@ -23,7 +29,6 @@ import {
   describeKey,
   type PlanDraft,
   PlanStop,
-  sameContent,
   uidMismatch,
   updateWrite,
 } from './plan-draft.ts';
@@ -213,7 +218,8 @@ function planValidated(
     references: refs,
     patches: input.config.resources[section].patches,
   };
-  let copy = copyToHost(virtual, kind, hostKey, host, copyEnv);
+  // The spec is built only for a write: an unchanged resync compares it in place.
+  let copy = deferredCopyToHost(virtual, kind, hostKey, host, copyEnv);
   checkReport(copy.report, draft, refs, what);
 
   let reasonCode: string;
@@ -223,7 +229,7 @@ function planValidated(
     mainWrites.push({
       verb: 'create',
       resource: input.resource,
-      object: copy.object,
+      object: hostCopyOf(copy, ctx),
       reason: `create host copy ${hostWhere}`,
     });
     reasonCode = 'created';
@@ -232,7 +238,7 @@ function planValidated(
     mainWrites.push(
       updateWrite(
         input.resource,
-        copy.object,
+        hostCopyOf(copy, ctx),
         host,
         `take over ${hostWhere} from the host's endpoints controller`,
       ),
@@ -250,7 +256,7 @@ function planValidated(
     mainWrites.push({
       verb: 'create',
       resource: input.resource,
-      object: copy.object,
+      object: hostCopyOf(copy, ctx),
       reason: `recreate host copy ${hostWhere}`,
     });
     reasonCode = 'recreated';
@@ -262,7 +268,7 @@ function planValidated(
       const changes = hostChanges(
         appliedMetadataOf(host, ctx, false),
         last,
-        appliedMetadataOf(copy.object, ctx, false),
+        appliedMetadataOf(copy.head, ctx, false),
       );
       if (changes.labels.length + changes.annotations.length > 0) {
         const reverse = copyFromHost(host, virtual, copyEnv);
@@ -294,7 +300,7 @@ function planValidated(
           refs = syncReferences(ctx, lookups, key.namespace);
           copyEnv = { ...copyEnv, references: refs };
           const patched = applyMergePatch(virtual, mergePatch) as KubeObject;
-          copy = copyToHost(patched, kind, hostKey, host, copyEnv);
+          copy = deferredCopyToHost(patched, kind, hostKey, host, copyEnv);
           checkReport(copy.report, draft, refs, what);
           const named = new Set((copy.report?.references ?? []).map((r) => refId(r.host)));
           for (const imp of imports) {
@@ -315,9 +321,9 @@ function planValidated(
         }
       }
     }
-    if (!sameContent(copy.object, host)) {
+    if (!sameHostCopy(copy, host, ctx)) {
       mainWrites.push(
-        updateWrite(input.resource, copy.object, host, `update host copy ${hostWhere}`),
+        updateWrite(input.resource, hostCopyOf(copy, ctx), host, `update host copy ${hostWhere}`),
       );
       reasonCode = 'updated';
       reason = `host copy ${hostWhere} is updated to match ${what}`;

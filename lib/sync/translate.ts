@@ -12,8 +12,8 @@
  */
 import type { KubeObject, ObjectMeta } from '../kube/object.ts';
 import type { SyncContext } from './context.ts';
-import { translateEndpointsSpec } from './endpoints.ts';
-import { cloneJson, isPlainObject, stableStringify } from './json.ts';
+import { copyEndpointsSubsets, sameEndpointsSubsets } from './endpoints.ts';
+import { cloneJson, isPlainObject, jsonEqual, stableStringify } from './json.ts';
 import { resourceByKind } from './kinds.ts';
 import { hostLabelKey, virtualLabelKey } from './label-keys.ts';
 import {
@@ -24,11 +24,18 @@ import {
 } from './markers.ts';
 import type { ObjectKey } from './types.ts';
 
-/** Kind-specific spec translation, applied in place to a prepared copy. */
-type SpecTranslator = (object: KubeObject, virtualNamespace: string, ctx: SyncContext) => void;
+/**
+ * Kind-specific spec translation of one top-level field: `copy` gives its host form (a deep copy
+ * like `cloneJson`, translated, in one pass); `equals` tells whether a host value is equal
+ * (`jsonEqual`) to that copy without making it.
+ */
+interface FieldCopier {
+  copy(value: unknown, virtualNamespace: string, ctx: SyncContext): unknown;
+  equals(value: unknown, host: unknown, virtualNamespace: string, ctx: SyncContext): boolean;
+}
 
-const SPEC_TRANSLATORS: Readonly<Record<string, SpecTranslator>> = {
-  Endpoints: translateEndpointsSpec,
+const SPEC_COPIERS: Readonly<Record<string, Readonly<Record<string, FieldCopier>>>> = {
+  Endpoints: { subsets: { copy: copyEndpointsSubsets, equals: sameEndpointsSubsets } },
 };
 
 /** The labels and annotations a sync wrote, in host form, without markers. */
@@ -59,12 +66,16 @@ function apiVersionFor(object: KubeObject, kind: string): string {
  * reset), the leader annotation dropped and the kind's spec translated. `status` is not copied.
  */
 export function prepareForHost(virtual: KubeObject, kind: string, ctx: SyncContext): KubeObject {
-  const out: KubeObject = { apiVersion: apiVersionFor(virtual, kind), kind, metadata: {} };
-  for (const key of Object.keys(virtual)) {
-    if (key === 'metadata' || key === 'apiVersion' || key === 'kind' || key === 'status') continue;
-    const value = virtual[key];
-    if (value !== undefined) out[key] = cloneJson(value);
-  }
+  return withHostSpec(prepareHeadForHost(virtual, kind), virtual, kind, ctx);
+}
+
+/**
+ * The part of {@link prepareForHost} that patches confined to `metadata` can change: apiVersion,
+ * kind and the reset metadata, without the spec fields. {@link withHostSpec} adds those later,
+ * and only when they are needed: a resync of an unchanged object compares them in place with
+ * {@link sameHostSpec} instead.
+ */
+export function prepareHeadForHost(virtual: KubeObject, kind: string): KubeObject {
   const meta = virtual.metadata;
   const metadata: ObjectMeta = { name: meta.name ?? '', namespace: meta.namespace ?? '' };
   const labels = stringMap(meta.labels);
@@ -72,9 +83,69 @@ export function prepareForHost(virtual: KubeObject, kind: string, ctx: SyncConte
   const annotations = stringMap(meta.annotations);
   delete annotations[LEADER_ANNOTATION];
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
-  out.metadata = metadata;
-  SPEC_TRANSLATORS[kind]?.(out, metadata.namespace ?? '', ctx);
+  return { apiVersion: apiVersionFor(virtual, kind), kind, metadata };
+}
+
+/** True for the top-level fields that are not spec: the sync sets or drops them itself. */
+function isHeadField(key: string): boolean {
+  return key === 'metadata' || key === 'apiVersion' || key === 'kind' || key === 'status';
+}
+
+function copierOf(kind: string, key: string): FieldCopier | undefined {
+  const copiers = Object.hasOwn(SPEC_COPIERS, kind) ? SPEC_COPIERS[kind] : undefined;
+  return copiers !== undefined && Object.hasOwn(copiers, key) ? copiers[key] : undefined;
+}
+
+/**
+ * `head` (from {@link prepareHeadForHost}, possibly patched) followed by the spec fields of
+ * `virtual` in host form: deep copies, translated by the kind's rules, in the virtual object's
+ * key order. A new object; `head` is not changed.
+ */
+export function withHostSpec(
+  head: KubeObject,
+  virtual: KubeObject,
+  kind: string,
+  ctx: SyncContext,
+): KubeObject {
+  const out: KubeObject = { ...head };
+  const virtualNamespace = virtual.metadata.namespace ?? '';
+  for (const key of Object.keys(virtual)) {
+    if (isHeadField(key)) continue;
+    const value = virtual[key];
+    if (value === undefined) continue;
+    const copier = copierOf(kind, key);
+    out[key] = copier === undefined ? cloneJson(value) : copier.copy(value, virtualNamespace, ctx);
+  }
   return out;
+}
+
+/**
+ * Whether `host` holds exactly the spec fields {@link withHostSpec} would give for `virtual`
+ * (the comparison `sameContent` makes of them), without building them: same answer, no copy.
+ */
+export function sameHostSpec(
+  virtual: KubeObject,
+  kind: string,
+  host: KubeObject,
+  ctx: SyncContext,
+): boolean {
+  const virtualNamespace = virtual.metadata.namespace ?? '';
+  for (const key of Object.keys(virtual)) {
+    if (isHeadField(key)) continue;
+    const value = virtual[key];
+    if (value === undefined) continue;
+    const copier = copierOf(kind, key);
+    const same =
+      copier === undefined
+        ? jsonEqual(value, host[key])
+        : copier.equals(value, host[key], virtualNamespace, ctx);
+    if (!same) return false;
+  }
+  for (const key of Object.keys(host)) {
+    if (isHeadField(key) || host[key] === undefined) continue;
+    if (!Object.hasOwn(virtual, key) || virtual[key] === undefined) return false;
+  }
+  return true;
 }
 
 /**

@@ -1,0 +1,152 @@
+/**
+ * The one-pass spec copy and the in-place comparison of a resync give exactly what the
+ * two-pass translation (`cloneJson` + `translateEndpointsSpec`) and `jsonEqual` give, for
+ * arbitrary subsets (odd shapes included) and host values near and far from the copy.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../lib/kube/object.ts';
+import { syncContext } from '../../lib/sync/context.ts';
+import {
+  copyEndpointsSubsets,
+  sameEndpointsSubsets,
+  translateEndpointsSpec,
+} from '../../lib/sync/endpoints.ts';
+import { cloneJson, jsonEqual } from '../../lib/sync/json.ts';
+import { config, identity } from './fixtures.ts';
+
+const single = syncContext(identity, config());
+const multi = syncContext(
+  identity,
+  config('sync: {toHost: {namespaces: {enabled: true, mappings: {byName: {a: mapped-a}}}}}'),
+);
+
+/** The reference: the two-pass translation the one-pass copy replaced. */
+function twoPass(subsets: unknown, namespace: string, ctx = single): unknown {
+  const object = { metadata: {}, subsets: cloneJson(subsets) } as KubeObject;
+  translateEndpointsSpec(object, namespace, ctx);
+  return object['subsets'];
+}
+
+const name = fc.oneof(
+  fc.constantFrom('db-0', 'web', 'a'.repeat(40), 'x'.repeat(70)),
+  fc.string({ maxLength: 12 }),
+);
+const targetRef = fc.oneof(
+  fc.record(
+    {
+      kind: fc.constantFrom('Pod', 'Node', 'Pod'),
+      name: fc.oneof(name, fc.integer()),
+      namespace: fc.oneof(fc.constantFrom('default', 'a', 'b'), fc.constant(undefined)),
+      uid: fc.string(),
+      resourceVersion: fc.string(),
+      fieldPath: fc.string(),
+    },
+    { requiredKeys: [] },
+  ),
+  fc.jsonValue(),
+);
+const address = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({ ip: fc.string(), nodeName: name, targetRef }, { requiredKeys: [] }),
+  },
+  { weight: 1, arbitrary: fc.jsonValue() },
+);
+const subset = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record(
+      {
+        addresses: fc.oneof(fc.array(address, { maxLength: 4 }), fc.jsonValue()),
+        notReadyAddresses: fc.array(address, { maxLength: 3 }),
+        ports: fc.jsonValue(),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { weight: 1, arbitrary: fc.jsonValue() },
+);
+const subsets = fc.oneof(
+  { weight: 6, arbitrary: fc.array(subset, { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.jsonValue() },
+);
+const namespace = fc.constantFrom('default', 'a', 'b');
+
+/** A host value: the exact copy, the copy with one leaf changed, or anything. */
+function hostFor(copy: unknown, choice: number, junk: unknown): unknown {
+  if (choice === 0) return junk;
+  const text = JSON.stringify(copy) ?? 'null';
+  if (choice === 1 || text.length < 3) return JSON.parse(text);
+  if (choice % 2 === 0) {
+    // One object somewhere gains a member (the copy has every key, the host one more).
+    const host: unknown = JSON.parse(text);
+    const objects: Record<string, unknown>[] = [];
+    const walk = (v: unknown): void => {
+      if (typeof v !== 'object' || v === null) return;
+      if (!Array.isArray(v)) objects.push(v as Record<string, unknown>);
+      for (const child of Object.values(v)) walk(child);
+    };
+    walk(host);
+    const target = objects[choice % Math.max(1, objects.length)];
+    if (target !== undefined) target['extra'] = 1;
+    return host;
+  }
+  // Flip one character inside the JSON (may or may not still parse; fall back to the copy).
+  const at = choice % text.length;
+  const flipped = `${text.slice(0, at)}${text[at] === 'a' ? 'b' : 'a'}${text.slice(at + 1)}`;
+  try {
+    return JSON.parse(flipped);
+  } catch {
+    return JSON.parse(text);
+  }
+}
+
+describe('Endpoints spec copy', () => {
+  for (const [label, ctx] of [
+    ['single-namespace', single],
+    ['multi-namespace', multi],
+  ] as const) {
+    it(`copies like clone + translate, key order included (${label})`, () => {
+      fc.assert(
+        fc.property(subsets, namespace, (s, ns) => {
+          const one = copyEndpointsSubsets(s, ns, ctx);
+          expect(JSON.stringify(one)).toBe(JSON.stringify(twoPass(s, ns, ctx)));
+          expect(one).toEqual(twoPass(s, ns, ctx));
+        }),
+        { numRuns: 400 },
+      );
+    });
+
+    it(`compares like jsonEqual of the copy (${label})`, () => {
+      fc.assert(
+        fc.property(subsets, namespace, fc.nat(200), fc.jsonValue(), (s, ns, choice, junk) => {
+          const copy = copyEndpointsSubsets(s, ns, ctx);
+          const host = hostFor(copy, choice, junk);
+          expect(sameEndpointsSubsets(s, host, ns, ctx)).toBe(jsonEqual(copy, host));
+        }),
+        { numRuns: 600 },
+      );
+    });
+  }
+
+  it('tells a host Pod name that only looks right from the right one', () => {
+    const virtual = [
+      { addresses: [{ ip: '1', targetRef: { kind: 'Pod', name: 'p', namespace: 'default' } }] },
+    ];
+    const copy = copyEndpointsSubsets(virtual, 'default', single) as {
+      addresses: { targetRef: { name: string } }[];
+    }[];
+    const ref = copy[0]!.addresses[0]!.targetRef;
+    expect(sameEndpointsSubsets(virtual, copy, 'default', single)).toBe(true);
+    for (const wrong of [
+      'p-x-default-x-vcc',
+      'p-x-defaulT-x-vc',
+      'pp-x-default-x-vc',
+      'p-y-default-x-vc',
+    ]) {
+      ref.name = wrong;
+      expect(sameEndpointsSubsets(virtual, copy, 'default', single)).toBe(false);
+    }
+  });
+});
