@@ -179,7 +179,7 @@ export function hostCopy(
 }
 
 /** Waits until the host copy of virtual Endpoints `name` does not exist. */
-export function noHostCopy(stack: Stack, name: string): Promise<void> {
+export function noHostCopy(stack: Stack, name: string, timeoutMs = WAIT_MS): Promise<void> {
   const hostKey = hostNameOf(stack, name);
   return until(`host copy ${stack.identity.hostNamespace}/${hostKey} removed`, async () => {
     const host = await getOrUndefined(
@@ -189,7 +189,7 @@ export function noHostCopy(stack: Stack, name: string): Promise<void> {
       stack.identity.hostNamespace,
     );
     if (host) throw new Error(`it still exists (resourceVersion ${host.metadata.resourceVersion})`);
-  });
+  }, timeoutMs);
 }
 
 /** Creates objects in the virtual cluster, in order. */
