@@ -28,7 +28,7 @@ function parseName(value: unknown): string {
 }
 
 const command: Command & { stop: StopSignal } = {
-  summary: 'Run an emulated Kubernetes API server (for kubectl and client tests)',
+  summary: 'run an emulated Kubernetes API server (for kubectl and client tests)',
   usage: `Usage: endpoint-sync apiserver [--port N] [--name NAME] [--kubeconfig-out FILE]
 
 Starts one emulated Kubernetes API server on 127.0.0.1 and prints its kubeconfig (or writes it to
