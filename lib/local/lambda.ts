@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { seededRandom } from './apiserver/random.ts';
 
 /** The part of the Lambda Node.js context object the functions may use. */
 export interface LambdaLikeContext {
@@ -128,7 +129,7 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
   const maxEventRequest = options.maxEventRequestBytes ?? MAX_ASYNC_PAYLOAD_BYTES;
   const maxResponse = options.maxResponseBytes ?? MAX_SYNC_PAYLOAD_BYTES;
   const functions = new Map(Object.entries(options.functions));
-  const random = mulberry32(options.faults?.seed ?? 1);
+  const random = seededRandom(options.faults?.seed ?? 1);
   const queued: ('throttle' | 'service-error' | 'function-error')[] = [];
   const running = new Set<Promise<unknown>>();
   const inFlightByFunction = new Map<string, number>();
@@ -443,18 +444,6 @@ function drawFault(
     return faults.errorKind === 'function' ? 'function-error' : 'service-error';
   }
   return undefined;
-}
-
-/** A small seeded generator (mulberry32): same seed, same sequence, on every platform. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {

@@ -1,6 +1,7 @@
 /**
  * A small seeded PRNG (mulberry32). The emulator draws UIDs, generated-name suffixes and fault
- * decisions from it, so one seed replays one run exactly.
+ * decisions from it, and the local Lambda endpoint its injected faults, so one seed replays one
+ * run exactly, on every platform.
  */
 
 /** Returns a generator of floats in [0, 1) determined by `seed`. */
