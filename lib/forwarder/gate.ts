@@ -2,11 +2,12 @@
  * An open/closed gate that async loops wait at: the dispatcher waits here while this instance is
  * not the leader.
  */
+import { Waiters } from './waiters.ts';
 
 /** See the module comment. */
 export class Gate {
   #open: boolean;
-  #waiters: Array<() => void> = [];
+  readonly #waiters = new Waiters();
 
   constructor(open: boolean) {
     this.#open = open;
@@ -18,9 +19,7 @@ export class Gate {
 
   open(): void {
     this.#open = true;
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const wake of waiters) wake();
+    this.#waiters.wakeAll();
   }
 
   close(): void {
@@ -30,21 +29,6 @@ export class Gate {
   /** Resolves when the gate is open; rejects with the signal's reason when aborted first. */
   wait(signal?: AbortSignal): Promise<void> {
     if (this.#open) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const wake = () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        this.#waiters = this.#waiters.filter((w) => w !== wake);
-        reject(signal?.reason);
-      };
-      this.#waiters.push(wake);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.#waiters.wait(signal);
   }
 }

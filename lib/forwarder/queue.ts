@@ -15,6 +15,7 @@
 
 import { type Clock, systemClock } from '../kube/clock.ts';
 import { type BackoffPolicy, backoffDelay, DEFAULT_ITEM_BACKOFF } from './backoff.ts';
+import { Waiters } from './waiters.ts';
 
 /**
  * The global limiter the queue waits on before handing out an item: one token per item.
@@ -68,8 +69,8 @@ export class WorkQueue<T> {
   readonly #processing = new Set<string>();
   readonly #delayed = new Map<string, Delayed<T>>();
   readonly #failures = new Map<string, number>();
-  #waiters: Array<() => void> = [];
-  #idleWaiters: Array<() => void> = [];
+  readonly #waiters = new Waiters();
+  readonly #idleWaiters = new Waiters();
   #shuttingDown = false;
 
   constructor(options: WorkQueueOptions<T> = {}) {
@@ -97,7 +98,7 @@ export class WorkQueue<T> {
     this.#dirty.set(key, waiting === undefined ? merged : this.#merge(waiting, merged));
     if (this.#processing.has(key) || this.#ready.has(key)) return true;
     this.#ready.add(key);
-    this.#wakeOne();
+    this.#waiters.wakeOne();
     return true;
   }
 
@@ -166,7 +167,7 @@ export class WorkQueue<T> {
       if (this.#shuttingDown) return undefined;
       signal?.throwIfAborted();
       if (this.#ready.size === 0) {
-        await this.#waitForReady(signal);
+        await this.#waiters.wait(signal);
         continue;
       }
       if (this.#limiter) {
@@ -191,12 +192,10 @@ export class WorkQueue<T> {
     if (!this.#processing.delete(key)) return;
     if (this.#dirty.has(key) && !this.#shuttingDown) {
       this.#ready.add(key);
-      this.#wakeOne();
+      this.#waiters.wakeOne();
     }
     if (this.#processing.size === 0) {
-      const idle = this.#idleWaiters;
-      this.#idleWaiters = [];
-      for (const resolve of idle) resolve();
+      this.#idleWaiters.wakeAll();
     }
   }
 
@@ -239,34 +238,12 @@ export class WorkQueue<T> {
     for (const key of [...this.#dirty.keys()]) {
       if (!this.#processing.has(key)) this.#dirty.delete(key);
     }
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const wake of waiters) wake();
+    this.#waiters.wakeAll();
   }
 
   /** Resolves when no key is in flight. */
   drain(): Promise<void> {
     if (this.#processing.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
-  }
-
-  #wakeOne(): void {
-    const wake = this.#waiters.shift();
-    wake?.();
-  }
-
-  #waitForReady(signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const wake = () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        this.#waiters = this.#waiters.filter((w) => w !== wake);
-        reject(signal?.reason);
-      };
-      this.#waiters.push(wake);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.#idleWaiters.wait();
   }
 }
