@@ -68,6 +68,7 @@ export type {
   PatchRequest,
   RequestOptions,
   StatusCause,
+  StatusDetails,
   WatchEvent,
   WatchOptions,
   WatchResult,

@@ -22,15 +22,18 @@ export interface KubeStatus {
   status: 'Success' | 'Failure' | string;
   message?: string;
   reason?: string;
-  details?: {
-    name?: string;
-    group?: string;
-    kind?: string;
-    uid?: string;
-    causes?: StatusCause[];
-    retryAfterSeconds?: number;
-  };
+  details?: StatusDetails;
   code: number;
+}
+
+/** `details` of a `Status`: what the answer is about, and why. */
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
 }
 
 /** A list answer. `items` carry `apiVersion`/`kind` (the client fills them in from the resource). */

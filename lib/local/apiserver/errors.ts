@@ -3,34 +3,17 @@
  * message). Every failure the emulator reports, over HTTP or through the in-process store, is a
  * {@link StatusError}, so tests see one error family whichever door they used.
  */
+import type { KubeStatus, StatusDetails } from '../../kube/types.ts';
 
-/** One entry of `details.causes`. */
-export interface StatusCause {
-  reason?: string;
-  message?: string;
-  field?: string;
-}
-
-/** `details` of a `Status`. Empty fields are left out, as the real server's JSON does. */
-export interface StatusDetails {
-  name?: string;
-  group?: string;
-  kind?: string;
-  uid?: string;
-  causes?: StatusCause[];
-  retryAfterSeconds?: number;
-}
-
-/** The `Status` body of an error response. */
-export interface StatusBody {
-  kind: 'Status';
+/**
+ * The `Status` body of an error response: the client's {@link KubeStatus}, narrowed to what the
+ * emulator sends (always a message; empty `details` fields left out, as the real server's JSON does).
+ */
+export interface StatusBody extends KubeStatus {
   apiVersion: 'v1';
   metadata: Record<string, never> | { resourceVersion?: string; continue?: string };
   status: 'Failure' | 'Success';
   message: string;
-  reason?: string;
-  details?: StatusDetails;
-  code: number;
 }
 
 /** Identifies a resource in messages: plural resource and API group ('' for core). */
