@@ -1,0 +1,153 @@
+/**
+ * What the host must hold for a given virtual state, computed with the product's own planner
+ * (`planSync`) rather than a second copy of the rules, and a comparison with what the host does
+ * hold. Used by the chaos test: after the faults stop, the host must equal the expectation exactly.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseConfig } from '../../lib/config/index.ts';
+import type { SyncConfig } from '../../lib/config/types.ts';
+import { RESOURCES } from '../../lib/kube/index.ts';
+import type { KubeObject } from '../../lib/kube/object.ts';
+import type { Stack } from '../../lib/local/stack.ts';
+import { createExpressionEngine, type ExpressionEngine } from '../../lib/patches/expression/index.ts';
+import { hostKeyOf, planSync } from '../../lib/sync/index.ts';
+
+/** The loaded configuration of `path`; throws on any error diagnostic. */
+export async function loadConfig(path: string | URL): Promise<SyncConfig> {
+  const text = await readFile(path, 'utf8');
+  const result = parseConfig(text, String(path));
+  const errors = result.diagnostics.filter((d) => d.severity === 'error');
+  if (!result.config || errors.length > 0) {
+    throw new Error(`configuration ${String(path)} is invalid: ${errors.map((d) => d.message).join('; ')}`);
+  }
+  return result.config;
+}
+
+/** Outcome of {@link compareHost}. */
+export interface HostComparison {
+  /** Host copies the virtual state calls for. */
+  expected: number;
+  /** Managed host copies found. */
+  actual: number;
+  /** Virtual keys whose host copy is missing. */
+  lost: string[];
+  /** Managed host copies no virtual object calls for. */
+  orphaned: string[];
+  /** One line per host copy that differs from the expectation, or plan that still writes. */
+  mismatches: string[];
+}
+
+/** Whether nothing is lost, orphaned or different. */
+export function converged(c: HostComparison): boolean {
+  return c.lost.length + c.orphaned.length + c.mismatches.length === 0;
+}
+
+const SERVER_FIELDS = ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields'];
+
+/** The object without the fields the API server sets, for an exact comparison. */
+function withoutServerFields(object: KubeObject): KubeObject {
+  const metadata: Record<string, unknown> = { ...object.metadata };
+  for (const field of SERVER_FIELDS) delete metadata[field];
+  return { ...object, metadata: metadata as KubeObject['metadata'] };
+}
+
+/** JSON with sorted keys, so key order does not count as a difference. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/** Compares a stack's host with what its virtual cluster calls for. */
+export class HostExpectation {
+  readonly #config: SyncConfig;
+  readonly #engine: ExpressionEngine;
+
+  private constructor(config: SyncConfig, engine: ExpressionEngine) {
+    this.#config = config;
+    this.#engine = engine;
+  }
+
+  /** Loads `configPath` and an expression engine. */
+  static async create(configPath: string | URL): Promise<HostExpectation> {
+    return new HostExpectation(await loadConfig(configPath), await createExpressionEngine());
+  }
+
+  dispose(): void {
+    this.#engine.dispose();
+  }
+
+  /**
+   * Reads both clusters (through their HTTP clients) and compares: every virtual Endpoints the
+   * planner would sync has a host copy equal to the planner's fresh copy (server fields aside),
+   * the planner wants no write for any key given the current host, and no other managed copy
+   * exists.
+   */
+  async compare(stack: Stack): Promise<HostComparison> {
+    const { identity } = stack;
+    const [virtualEndpoints, services, hostEndpoints] = await Promise.all([
+      stack.virtual.client.listAll<KubeObject>(RESOURCES.endpoints),
+      stack.virtual.client.listAll<KubeObject>(RESOURCES.services),
+      stack.host.client.listAll<KubeObject>(RESOURCES.endpoints, {
+        namespace: identity.hostNamespace,
+        labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
+      }),
+    ]);
+    const serviceByKey = new Map(
+      services.items.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]),
+    );
+    const hostByName = new Map(hostEndpoints.items.map((h) => [h.metadata.name!, h]));
+    const out: HostComparison = {
+      expected: 0,
+      actual: hostByName.size,
+      lost: [],
+      orphaned: [],
+      mismatches: [],
+    };
+    const wanted = new Set<string>();
+    for (const virtual of virtualEndpoints.items) {
+      const key = { namespace: virtual.metadata.namespace!, name: virtual.metadata.name! };
+      const id = `${key.namespace}/${key.name}`;
+      const hostName = hostKeyOf('Endpoints', key, identity, this.#config).name;
+      const host = hostByName.get(hostName) ?? null;
+      const input = {
+        identity,
+        config: this.#config,
+        resource: 'endpoints',
+        key,
+        virtualObject: virtual,
+        service: serviceByKey.get(id) ?? null,
+      };
+      const fresh = planSync({ ...input, hostObject: null }, { evaluator: this.#engine });
+      if (fresh.status === 'failed') {
+        out.mismatches.push(`${id}: the planner fails on it: ${fresh.reason}`);
+        continue;
+      }
+      const create = fresh.hostWrites.find((w) => w.verb === 'create' && w.resource === 'endpoints');
+      if (create && create.verb === 'create') {
+        out.expected++;
+        wanted.add(hostName);
+        if (!host) {
+          out.lost.push(id);
+          continue;
+        }
+        const want = canonical(withoutServerFields(create.object));
+        const have = canonical(withoutServerFields(host));
+        if (want !== have) out.mismatches.push(`${id}: host copy differs\n  want ${want}\n  have ${have}`);
+        if (host.metadata.annotations?.[`${identity.markerDomain}/object-uid`] !== virtual.metadata.uid) {
+          out.mismatches.push(`${id}: host copy was made from another object (uid)`);
+        }
+      }
+      const now = planSync({ ...input, hostObject: host }, { evaluator: this.#engine });
+      if (now.hostWrites.length + now.virtualWrites.length > 0) {
+        out.mismatches.push(
+          `${id}: the planner still wants writes (${now.reasonCode}: ${now.reason})`,
+        );
+      }
+    }
+    for (const name of hostByName.keys()) if (!wanted.has(name)) out.orphaned.push(name);
+    return out;
+  }
+}
