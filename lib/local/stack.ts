@@ -57,6 +57,12 @@ export interface StackOptions {
   kubeconfigDir?: string;
   /** Seed of the emulators' fault injection. */
   seed?: number;
+  /**
+   * Start the forwarder before resolving (default true). With `false` the caller starts it with
+   * `stack.forwarder.start()`, e.g. after loading objects into an emulator's store so the
+   * initial sync can be measured from the first list (bench/e2e.ts).
+   */
+  startForwarder?: boolean;
   /** Forwarder tuning (batching, resync, retries, metrics port...). */
   forwarder?: Partial<Omit<ForwarderOptions, 'virtual' | 'host' | 'invoker' | 'identity'>>;
   /** Failures injected at the Lambda invoke endpoint (chaos tests). */
@@ -136,8 +142,8 @@ async function ensureNamespace(client: KubeClient, namespace: string): Promise<v
 /**
  * Starts the embedded stack: two clusters (emulated unless kubeconfigs are given), the
  * configuration in a local S3 server (or a local file), the sync function behind a local Lambda
- * invoke endpoint, and the forwarder. Resolves when the forwarder has started; its `ready`
- * promise tells when the informers have synced.
+ * invoke endpoint, and the forwarder. Resolves when the forwarder has started (unless
+ * `startForwarder` is false); its `ready` promise tells when the informers have synced.
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const identity: VirtualClusterIdentity = {
@@ -247,7 +253,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       identity,
       configUri,
     });
-    await forwarder.start();
+    if (options.startForwarder !== false) await forwarder.start();
     closers.push(() => forwarder.stop());
 
     return {
