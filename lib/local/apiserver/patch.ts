@@ -60,6 +60,14 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
+/** The 422 every operation answers when its path (or a parent of it) is not in the document. */
+function missingPath(op: string, path: string[]): PatchError {
+  return new PatchError(
+    `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
+    422,
+  );
+}
+
 interface Parent {
   container: Obj | unknown[];
   key: string;
@@ -71,31 +79,16 @@ function locate(doc: Json, path: string[], op: string): Parent {
     const seg = path[i]!;
     if (Array.isArray(cur)) {
       const idx = Number(seg);
-      if (!/^\d+$/.test(seg) || idx >= cur.length)
-        throw new PatchError(
-          `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-          422,
-        );
+      if (!/^\d+$/.test(seg) || idx >= cur.length) throw missingPath(op, path);
       cur = cur[idx];
     } else if (isObj(cur)) {
-      if (!Object.hasOwn(cur, seg))
-        throw new PatchError(
-          `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-          422,
-        );
+      if (!Object.hasOwn(cur, seg)) throw missingPath(op, path);
       cur = cur[seg];
     } else {
-      throw new PatchError(
-        `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-        422,
-      );
+      throw missingPath(op, path);
     }
   }
-  if (!Array.isArray(cur) && !isObj(cur))
-    throw new PatchError(
-      `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-      422,
-    );
+  if (!Array.isArray(cur) && !isObj(cur)) throw missingPath(op, path);
   return { container: cur, key: path[path.length - 1]! };
 }
 
@@ -104,18 +97,10 @@ function getAt(doc: Json, path: string[], op: string): unknown {
   const { container, key } = locate(doc, path, op);
   if (Array.isArray(container)) {
     const idx = Number(key);
-    if (!/^\d+$/.test(key) || idx >= container.length)
-      throw new PatchError(
-        `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-        422,
-      );
+    if (!/^\d+$/.test(key) || idx >= container.length) throw missingPath(op, path);
     return container[idx];
   }
-  if (!Object.hasOwn(container, key))
-    throw new PatchError(
-      `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-      422,
-    );
+  if (!Object.hasOwn(container, key)) throw missingPath(op, path);
   return container[key];
 }
 
@@ -123,18 +108,10 @@ function removeAt(doc: Json, path: string[], op: string): unknown {
   const { container, key } = locate(doc, path, op);
   if (Array.isArray(container)) {
     const idx = Number(key);
-    if (!/^\d+$/.test(key) || idx >= container.length)
-      throw new PatchError(
-        `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-        422,
-      );
+    if (!/^\d+$/.test(key) || idx >= container.length) throw missingPath(op, path);
     return container.splice(idx, 1)[0];
   }
-  if (!Object.hasOwn(container, key))
-    throw new PatchError(
-      `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-      422,
-    );
+  if (!Object.hasOwn(container, key)) throw missingPath(op, path);
   const v = container[key];
   delete container[key];
   return v;
@@ -145,11 +122,7 @@ function addAt(doc: Json, path: string[], value: unknown, op: string): Json {
   const { container, key } = locate(doc, path, op);
   if (Array.isArray(container)) {
     const idx = key === '-' ? container.length : Number(key);
-    if (key !== '-' && (!/^\d+$/.test(key) || idx > container.length))
-      throw new PatchError(
-        `${op} operation does not apply: doc is missing path: /${path.join('/')}`,
-        422,
-      );
+    if (key !== '-' && (!/^\d+$/.test(key) || idx > container.length)) throw missingPath(op, path);
     container.splice(idx, 0, value);
   } else {
     container[key] = value;
