@@ -80,6 +80,27 @@ function validatePortName(name: string, path: string): FieldError[] {
   return isDNS1123Label(name).map((m) => fieldErr.invalid(path, name, m));
 }
 
+/**
+ * The name and number of one Endpoints or Service port: a name is required once there are
+ * several ports and must be unique among them (`seen` collects the names so far).
+ */
+function validatePortNameAndNumber(
+  port: Obj,
+  pp: string,
+  count: number,
+  seen: Set<string>,
+): FieldError[] {
+  const errs: FieldError[] = [];
+  const name = str(port.name);
+  if (count > 1 && !name) errs.push(fieldErr.required(`${pp}.name`));
+  else if (name) errs.push(...validatePortName(name, `${pp}.name`));
+  if (name && seen.has(name)) errs.push(fieldErr.duplicate(`${pp}.name`, name));
+  seen.add(name);
+  const num = typeof port.port === 'number' ? port.port : 0;
+  for (const m of isValidPortNum(num)) errs.push(fieldErr.invalid(`${pp}.port`, num, m));
+  return errs;
+}
+
 const protocols = ['SCTP', 'TCP', 'UDP'];
 
 function validateEndpoints(obj: Obj): FieldError[] {
@@ -116,13 +137,7 @@ function validateEndpoints(obj: Obj): FieldError[] {
     const seen = new Set<string>();
     ports.forEach((port, j) => {
       const pp = `${p}.ports[${j}]`;
-      const name = str(port.name);
-      if (ports.length > 1 && !name) errs.push(fieldErr.required(`${pp}.name`));
-      else if (name) errs.push(...validatePortName(name, `${pp}.name`));
-      if (name && seen.has(name)) errs.push(fieldErr.duplicate(`${pp}.name`, name));
-      seen.add(name);
-      const num = typeof port.port === 'number' ? port.port : 0;
-      for (const m of isValidPortNum(num)) errs.push(fieldErr.invalid(`${pp}.port`, num, m));
+      errs.push(...validatePortNameAndNumber(port, pp, ports.length, seen));
       const proto = str(port.protocol);
       if (!proto) errs.push(fieldErr.required(`${pp}.protocol`));
       else if (!protocols.includes(proto))
@@ -153,13 +168,7 @@ function validateService(obj: Obj): FieldError[] {
   const seen = new Set<string>();
   ports.forEach((port, j) => {
     const pp = `spec.ports[${j}]`;
-    const name = str(port.name);
-    if (ports.length > 1 && !name) errs.push(fieldErr.required(`${pp}.name`));
-    else if (name) errs.push(...validatePortName(name, `${pp}.name`));
-    if (name && seen.has(name)) errs.push(fieldErr.duplicate(`${pp}.name`, name));
-    seen.add(name);
-    const num = typeof port.port === 'number' ? port.port : 0;
-    for (const m of isValidPortNum(num)) errs.push(fieldErr.invalid(`${pp}.port`, num, m));
+    errs.push(...validatePortNameAndNumber(port, pp, ports.length, seen));
     const proto = str(port.protocol);
     if (!protocols.includes(proto))
       errs.push(fieldErr.notSupported(`${pp}.protocol`, proto, protocols));
