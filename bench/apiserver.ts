@@ -94,15 +94,11 @@ async function loadChild(url: string, n: number): Promise<void> {
   agent.destroy();
 }
 
-async function httpWrites(n: number): Promise<number> {
-  const c = await startCluster({ name: 'bench' });
-  const w = await watchCount(
-    `${c.url}/api/v1/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`,
-    n,
-  );
+/** Runs {@link loadChild} in a fresh process against `url`; resolves with its own elapsed ms. */
+async function runLoadChild(url: string, n: number): Promise<number> {
   const child = spawn(
     process.execPath,
-    [fileURLToPath(import.meta.url), '--load-child', c.url, String(n)],
+    [fileURLToPath(import.meta.url), '--load-child', url, String(n)],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -113,10 +109,20 @@ async function httpWrites(n: number): Promise<number> {
   });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`load generator failed (exit ${code})`);
+  return (JSON.parse(out) as { ms: number }).ms;
+}
+
+async function httpWrites(n: number): Promise<number> {
+  const c = await startCluster({ name: 'bench' });
+  const w = await watchCount(
+    `${c.url}/api/v1/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`,
+    n,
+  );
+  const loadMs = await runLoadChild(c.url, n);
   const exited = performance.now();
   const received = await w.done;
   // The generator's own clock (start-up excluded) plus however long the watcher lagged behind.
-  const elapsed = (JSON.parse(out) as { ms: number }).ms + (performance.now() - exited);
+  const elapsed = loadMs + (performance.now() - exited);
   if (received < n) throw new Error(`watcher saw ${received} of ${n} events`);
   await c.close();
   return (n / elapsed) * 1000;
@@ -138,22 +144,12 @@ async function bareHttpWrites(n: number): Promise<number> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  const child = spawn(
-    process.execPath,
-    [fileURLToPath(import.meta.url), '--load-child', `http://127.0.0.1:${port}`, String(n)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  server.closeAllConnections();
-  server.close();
-  if (code !== 0) throw new Error(`load generator failed (exit ${code})`);
-  return (n / (JSON.parse(out) as { ms: number }).ms) * 1000;
+  try {
+    return (n / (await runLoadChild(`http://127.0.0.1:${port}`, n))) * 1000;
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 }
 
 function mapWrites(n: number): number {
