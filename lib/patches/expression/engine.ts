@@ -309,6 +309,7 @@ export class ExpressionEngine implements Evaluator {
       payload,
       ctxJson,
       config === undefined || 'ok' in config ? undefined : config,
+      plan?.configSignature,
     );
     this.#track(sandbox);
     if (!outcome.ok) return this.#afterFailure(outcome.error, outcome.poisoned);

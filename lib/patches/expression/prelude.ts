@@ -12,6 +12,9 @@ export const TAG = { string: 's', json: 'j', remove: 'u', resultError: 'e' } as 
 /** Kinds of the `value` argument of `run`. */
 export const VALUE_KIND = { unused: 0, string: 1, json: 2, undefined: 3 } as const;
 
+/** Longest string the sandbox's `atob`/`btoa` handle without calling the host. */
+export const IN_VM_BASE64_MAX = 512;
+
 /** Deepest result the sandbox returns; Kubernetes objects are far shallower. */
 export const MAX_RESULT_DEPTH = 100;
 
@@ -24,10 +27,12 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
 
 /**
  * A function expression taking `(hostAtob, hostBtoa, hostDns, hostDnsError, maxResultLength)` and returning
- * `{ run, frozenJson, describe }`:
- * - `run(fn, kind, payload, contextJson, config)` calls the compiled expression and returns a
- *   tagged string (see {@link TAG}); exceptions of the expression propagate.
+ * `{ run, frozenJson, frozenContext, describe }`:
+ * - `run(fn, kind, payload, context, config)` calls the compiled expression and returns a
+ *   tagged string (see {@link TAG}); exceptions of the expression propagate. `context` is the
+ *   context's JSON text or a context `frozenContext` made.
  * - `frozenJson(json)` parses and deep-freezes (cached config subtrees).
+ * - `frozenContext(contextJson, config)` parses, attaches the config copy and deep-freezes.
  * - `describe(error)` renders a thrown value without running its getters.
  */
 export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, maxResultLength) {
@@ -53,23 +58,100 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   const safe = (x) => x.indexOf('\\0') < 0 && x.isWellFormed();
   const send = (x) => (safe(x) ? 's' + x : 'j' + stringify(x));
   const receive = (t) => (t[0] === 's' ? t.slice(1) : parse(t.slice(1)));
+  const receiveOr = (t) => (t === undefined ? undefined : receive(t));
+  // Short inputs are encoded and decoded here, as base64.ts does it: a call out to the host costs
+  // more than the work. Long ones go to the host, which builds long strings in linear time.
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  // Two base64 characters per 12 bits: half the steps of one table lookup per character.
+  const B64_PAIRS = [];
+  for (let i = 0; i < 4096; i++) B64_PAIRS[i] = B64[i >> 6] + B64[i & 63];
+  const B64_DECODE = [];
+  for (let i = 0; i < 128; i++) B64_DECODE[i] = -1;
+  for (let i = 0; i < 64; i++) B64_DECODE[B64.charCodeAt(i)] = i;
+  const IN_VM_BASE64 = ${IN_VM_BASE64_MAX};
+  const sextet = (s, i) => {
+    const c = s.charCodeAt(i);
+    return c < 128 ? B64_DECODE[c] : -1;
+  };
+  // undefined when a character is outside Latin-1 (the caller throws).
+  const encode64 = (s) => {
+    const n = s.length;
+    let out = '';
+    let i = 0;
+    for (; i + 2 < n; i += 3) {
+      const c0 = s.charCodeAt(i);
+      const c1 = s.charCodeAt(i + 1);
+      const c2 = s.charCodeAt(i + 2);
+      if ((c0 | c1 | c2) > 255) return undefined;
+      const b = (c0 << 16) | (c1 << 8) | c2;
+      out += B64_PAIRS[b >> 12] + B64_PAIRS[b & 4095];
+    }
+    if (n - i === 1) {
+      const c0 = s.charCodeAt(i);
+      if (c0 > 255) return undefined;
+      out += B64_PAIRS[c0 << 4] + '==';
+    } else if (n - i === 2) {
+      const c0 = s.charCodeAt(i);
+      const c1 = s.charCodeAt(i + 1);
+      if ((c0 | c1) > 255) return undefined;
+      const b = (c0 << 16) | (c1 << 8);
+      out += B64_PAIRS[b >> 12] + B64[(b >> 6) & 63] + '=';
+    }
+    return out;
+  };
+  // undefined when the input is not base64 (the caller throws). Leftover bits are dropped.
+  const decode64 = (data) => {
+    let s = /[\\t\\n\\f\\r ]/.test(data) ? data.replace(/[\\t\\n\\f\\r ]/g, '') : data;
+    if (s.length % 4 === 0) {
+      if (s.endsWith('==')) s = s.slice(0, -2);
+      else if (s.endsWith('=')) s = s.slice(0, -1);
+    }
+    const rest = s.length % 4;
+    if (rest === 1) return undefined;
+    const whole = s.length - rest;
+    let out = '';
+    for (let i = 0; i < whole; i += 4) {
+      const a = sextet(s, i);
+      const b = sextet(s, i + 1);
+      const c = sextet(s, i + 2);
+      const d = sextet(s, i + 3);
+      if ((a | b | c | d) < 0) return undefined;
+      const n = (a << 18) | (b << 12) | (c << 6) | d;
+      out += String.fromCharCode(n >> 16, (n >> 8) & 255, n & 255);
+    }
+    if (rest === 2) {
+      const a = sextet(s, whole);
+      const b = sextet(s, whole + 1);
+      if ((a | b) < 0) return undefined;
+      out += String.fromCharCode((((a << 6) | b) >> 4) & 255);
+    } else if (rest === 3) {
+      const a = sextet(s, whole);
+      const b = sextet(s, whole + 1);
+      const c = sextet(s, whole + 2);
+      if ((a | b | c) < 0) return undefined;
+      const n = (a << 12) | (b << 6) | c;
+      out += String.fromCharCode((n >> 10) & 255, (n >> 2) & 255);
+    }
+    return out;
+  };
   const helpers = {
     atob: function atob(data) {
       if (arguments.length < 1) throw new TypeError('atob: 1 argument required, but only 0 present');
-      const r = hostAtob(send(domString(data)));
+      const s = domString(data);
+      const r = s.length <= IN_VM_BASE64 ? decode64(s) : receiveOr(hostAtob(send(s)));
       if (r === undefined) throw new InvalidCharacterError('atob: the string to be decoded is not correctly encoded base64 (only A-Z a-z 0-9 + / and up to two trailing "=" are allowed)');
-      return receive(r);
+      return r;
     },
     btoa: function btoa(data) {
       if (arguments.length < 1) throw new TypeError('btoa: 1 argument required, but only 0 present');
       const s = domString(data);
-      const r = hostBtoa(send(s));
+      const r = s.length <= IN_VM_BASE64 ? encode64(s) : receiveOr(hostBtoa(send(s)));
       if (r === undefined) {
         let i = 0;
         while (s.charCodeAt(i) <= 255) i++;
         throw new InvalidCharacterError('btoa: the string to be encoded contains a character outside of the Latin1 range at index ' + i + '; encode text to UTF-8 bytes first');
       }
-      return receive(r);
+      return r;
     },
     virtualToHostDNS: function virtualToHostDNS(fqdn) {
       if (typeof fqdn !== 'string') {
@@ -226,16 +308,20 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   };
   const tooLong = (n) => 'e' + 'a result of ' + n + ' characters, over the limit of ' + maxResultLength;
 
-  const run = function (fn, kind, payload, contextJson, config) {
+  // The context an expression sees: parsed, the shared config copy attached, deep-frozen.
+  const frozenContext = function (contextJson, config) {
+    const context = parse(contextJson);
+    if (config !== undefined) context.virtualcluster.config = config;
+    return deepFreeze(context);
+  };
+
+  // 'context' is JSON text to parse, or (isFrozen) a context frozenContext made earlier: frozen
+  // data equal to what the text would give, which no evaluation can change or keep.
+  const run = function (fn, kind, payload, context, config) {
     let value;
     if (kind === 1) value = payload;
     else if (kind === 2) value = parse(payload);
-    let context;
-    if (contextJson !== undefined) {
-      context = parse(contextJson);
-      if (config !== undefined) context.virtualcluster.config = config;
-      deepFreeze(context);
-    }
+    if (typeof context === 'string') context = frozenContext(context, config);
     const r = fn(value, context);
     if (r === undefined || r === null) return 'u';
     if (typeof r === 'string') {
@@ -277,5 +363,5 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     return clip(String(e));
   };
 
-  return freeze({ run, frozenJson, describe });
+  return freeze({ run, frozenJson, frozenContext, describe });
 })`;

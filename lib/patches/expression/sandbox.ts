@@ -57,6 +57,9 @@ export type CallOutcome =
   | { ok: false; error: ExpressionError; poisoned: boolean };
 
 const PAGE = 64 * 1024;
+/** Frozen contexts kept per sandbox, and the largest context (JSON characters) kept. */
+const CONTEXT_CACHE_SIZE = 16;
+const CONTEXT_CACHE_MAX_CHARS = 64 * 1024;
 /** The QuickJS build declares a 16 MiB initial memory; a smaller cap cannot even start. */
 export const MIN_MEMORY_BYTES = 16 * 1024 * 1024;
 
@@ -97,6 +100,11 @@ export class Sandbox {
   readonly #vm: QuickJSContext;
   readonly #run: QuickJSHandle;
   readonly #frozenJson: QuickJSHandle;
+  readonly #frozenContext: QuickJSHandle;
+  /** Frozen in-VM contexts by `configSignature NUL contextJson`, for contexts seen twice. */
+  readonly #contexts: Lru<string, QuickJSHandle>;
+  /** Context keys seen once: only a repeated context is worth a cached copy. */
+  readonly #seenContexts = new Set<string>();
   readonly #describe: QuickJSHandle;
   readonly #kinds: QuickJSHandle[];
   readonly #owned: QuickJSHandle[] = [];
@@ -123,6 +131,9 @@ export class Sandbox {
     this.#vm = this.#runtime.newContext();
     const vm = this.#vm;
     this.#compiled = new Lru(limits.compiledCacheSize, (h) => {
+      if (h.alive) h.dispose();
+    });
+    this.#contexts = new Lru(CONTEXT_CACHE_SIZE, (h) => {
       if (h.alive) h.dispose();
     });
 
@@ -154,10 +165,17 @@ export class Sandbox {
     for (const f of fns) f.dispose();
     this.#run = vm.getProp(api, 'run');
     this.#frozenJson = vm.getProp(api, 'frozenJson');
+    this.#frozenContext = vm.getProp(api, 'frozenContext');
     this.#describe = vm.getProp(api, 'describe');
     api.dispose();
     this.#kinds = [0, 1, 2, 3].map((k) => vm.newNumber(k));
-    this.#owned.push(this.#run, this.#frozenJson, this.#describe, ...this.#kinds);
+    this.#owned.push(
+      this.#run,
+      this.#frozenJson,
+      this.#frozenContext,
+      this.#describe,
+      ...this.#kinds,
+    );
   }
 
   /** Bytes of WebAssembly memory the instance holds now (it never shrinks). */
@@ -214,7 +232,8 @@ export class Sandbox {
 
   /**
    * Calls a compiled expression. `payload` is the value (kind 1: string, 2: JSON text);
-   * `contextJson` the pruned context; `config` a cached frozen config copy to attach.
+   * `contextJson` the pruned context; `config` a cached frozen config copy to attach, and
+   * `configSignature` what identifies it (with the config object of the last {@link config}).
    */
   call(
     fn: QuickJSHandle,
@@ -222,6 +241,7 @@ export class Sandbox {
     payload: string | undefined,
     contextJson: string | undefined,
     config: QuickJSHandle | undefined,
+    configSignature = '',
   ): CallOutcome {
     const vm = this.#vm;
     let payloadHandle: QuickJSHandle | undefined;
@@ -229,14 +249,20 @@ export class Sandbox {
     this.#arm();
     try {
       payloadHandle = payload === undefined ? undefined : vm.newString(payload);
-      contextHandle = contextJson === undefined ? undefined : vm.newString(contextJson);
+      const cached =
+        contextJson === undefined
+          ? undefined
+          : this.#cachedContext(contextJson, config, configSignature);
+      if (cached === undefined && contextJson !== undefined) {
+        contextHandle = vm.newString(contextJson);
+      }
       const r = vm.callFunction(
         this.#run,
         vm.undefined,
         fn,
         this.#kinds[kind]!,
         payloadHandle ?? vm.undefined,
-        contextHandle ?? vm.undefined,
+        cached ?? contextHandle ?? vm.undefined,
         config ?? vm.undefined,
       );
       if (r.error) {
@@ -262,6 +288,9 @@ export class Sandbox {
    */
   config(identity: unknown, signature: string, json: () => string): QuickJSHandle | CallOutcome {
     if (identity !== this.#configIdentity) {
+      // Cached contexts hold the old config copies: they go with them.
+      this.#contexts.clear();
+      this.#seenContexts.clear();
       for (const h of this.#configs.values()) if (h.alive) h.dispose();
       this.#configs.clear();
       this.#configIdentity = identity;
@@ -289,12 +318,49 @@ export class Sandbox {
     }
   }
 
+  /**
+   * The frozen in-VM copy of a context seen before, made on its second sighting (the pipeline
+   * evaluates several patches, and every resync the same ones, against the same objects).
+   * Sharing it is safe: it is deep-frozen data equal to what the text parses to, and nothing an
+   * expression can reach outlives the evaluation to hold on to it.
+   */
+  #cachedContext(
+    contextJson: string,
+    config: QuickJSHandle | undefined,
+    configSignature: string,
+  ): QuickJSHandle | undefined {
+    if (contextJson.length > CONTEXT_CACHE_MAX_CHARS) return undefined;
+    const key = `${configSignature}\u0000${contextJson}`;
+    const hit = this.#contexts.get(key);
+    if (hit !== undefined) return hit;
+    if (!this.#seenContexts.has(key)) {
+      if (this.#seenContexts.size >= CONTEXT_CACHE_SIZE * 4) this.#seenContexts.clear();
+      this.#seenContexts.add(key);
+      return undefined;
+    }
+    const vm = this.#vm;
+    const text = vm.newString(contextJson);
+    try {
+      const r = vm.callFunction(this.#frozenContext, vm.undefined, text, config ?? vm.undefined);
+      if (r.error) {
+        // Left to the call itself, which fails the same way and reports it.
+        r.error.dispose();
+        return undefined;
+      }
+      this.#contexts.set(key, r.value);
+      return r.value;
+    } finally {
+      text.dispose();
+    }
+  }
+
   /** Releases every handle, the context and the runtime. Never throws. */
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
     try {
       this.#compiled.clear();
+      this.#contexts.clear();
       for (const h of this.#configs.values()) if (h.alive) h.dispose();
       this.#configs.clear();
       for (const h of this.#owned) if (h.alive) h.dispose();
