@@ -4,21 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { main } from '../../lib/cli/main.ts';
+import { bufferIO } from './buffer-io.ts';
 
-function run(args: string[], files: Record<string, string>) {
-  let stdout = '';
-  let stderr = '';
-  const io = {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    readFile: async (path: string) => {
-      const text = files[path];
-      if (text === undefined)
-        throw Object.assign(new Error(`ENOENT: no such file, open '${path}'`), { code: 'ENOENT' });
-      return text;
-    },
-  };
-  return main(['plan', ...args], io).then((code) => ({ code, stdout, stderr }));
+async function run(args: string[], files: Record<string, string>) {
+  const io = bufferIO(files);
+  const code = await main(['plan', ...args], io);
+  return { code, stdout: io.out, stderr: io.err };
 }
 
 const CONFIG = `

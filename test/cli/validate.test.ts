@@ -1,24 +1,11 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { CommandIO } from '../../lib/cli/command.ts';
 import { main } from '../../lib/cli/main.ts';
+import { bufferIO } from './buffer-io.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
-
-/** A CommandIO that records output and reads real files (or `stdin` for `-`). */
-function bufferIO(stdin = ''): CommandIO & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    stdout: { write: (chunk: string) => (io.out += chunk) },
-    stderr: { write: (chunk: string) => (io.err += chunk) },
-    readFile: async (path: string) => (path === '-' ? stdin : readFile(join(root, path), 'utf8')),
-  };
-  return io;
-}
 
 describe('endpoint-sync validate (in process)', () => {
   it('accepts the full example with a summary on stdout and its warning on stderr', async () => {
@@ -52,7 +39,7 @@ describe('endpoint-sync validate (in process)', () => {
   });
 
   it('reads standard input for --config -', async () => {
-    const io = bufferIO('sync:\n  toHost:\n    endpoints:\n      enabled: true\n');
+    const io = bufferIO({}, 'sync:\n  toHost:\n    endpoints:\n      enabled: true\n');
     expect(await main(['validate', '--config', '-'], io)).toBe(0);
     expect(io.out).toBe('<stdin>: valid (no patches, no warnings)\n');
   });
