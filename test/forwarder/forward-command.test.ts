@@ -7,6 +7,7 @@ import { main } from '../../lib/cli/main.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { type LambdaEndpoint, startLambdaEndpoint } from '../../lib/local/lambda.ts';
 import { hostName } from '../../lib/naming/host-name.ts';
+import { bufferIO } from '../cli/buffer-io.ts';
 import { endpoints, waitFor } from './helpers.ts';
 import { PlanInvoker } from './plan-invoker.ts';
 
@@ -18,18 +19,6 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-function buffers() {
-  const out = { stdout: '', stderr: '' };
-  return {
-    out,
-    io: {
-      stdout: { write: (s: string) => (out.stdout += s) },
-      stderr: { write: (s: string) => (out.stderr += s) },
-      readFile: async () => '',
-    },
-  };
-}
 
 describe('endpoint-sync forward', () => {
   it('syncs through the real LambdaInvoker and the local Lambda endpoint, and stops on a signal', async () => {
@@ -63,7 +52,7 @@ describe('endpoint-sync forward', () => {
     process.env.AWS_ACCESS_KEY_ID = 'test';
     process.env.AWS_SECRET_ACCESS_KEY = 'test';
     process.env.ENDPOINT_SYNC_BATCH_WINDOW_MS = '5';
-    const { io, out } = buffers();
+    const io = bufferIO();
     try {
       const running = main(
         [
@@ -96,7 +85,7 @@ describe('endpoint-sync forward', () => {
         () => host.store.peek('endpoints', 'vc-host', hostName('db', 'apps', 'vc1')) !== undefined,
       );
       expect(lambda.stats().invocations).toBeGreaterThanOrEqual(1);
-      expect(out.stderr).toMatch(/metrics and probes on http:\/\/127\.0\.0\.1:\d+/);
+      expect(io.err).toMatch(/metrics and probes on http:\/\/127\.0\.0\.1:\d+/);
       stop('SIGTERM');
       expect(await running).toBe(0);
     } finally {
@@ -106,8 +95,8 @@ describe('endpoint-sync forward', () => {
   });
 
   it('rejects missing and malformed settings with the flag and its variable', async () => {
-    const { io, out } = buffers();
+    const io = bufferIO();
     expect(await main(['forward', '--in-cluster', '--function', 'f'], io)).toBe(1);
-    expect(out.stderr).toContain('missing --host-kubeconfig (or ENDPOINT_SYNC_HOST_KUBECONFIG)');
+    expect(io.err).toContain('missing --host-kubeconfig (or ENDPOINT_SYNC_HOST_KUBECONFIG)');
   });
 });

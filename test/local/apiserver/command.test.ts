@@ -3,19 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { CommandIO } from '../../../lib/cli/command.ts';
 import command from '../../../lib/cli/commands/apiserver.ts';
 import { main } from '../../../lib/cli/main.ts';
-
-function io() {
-  const out = { stdout: '', stderr: '' };
-  const value: CommandIO = {
-    stdout: { write: (s: string) => (out.stdout += s) },
-    stderr: { write: (s: string) => (out.stderr += s) },
-    readFile: (p) => readFile(p, 'utf8'),
-  };
-  return { out, io: value };
-}
+import { bufferIO } from '../../cli/buffer-io.ts';
 
 describe('endpoint-sync apiserver', () => {
   it('prints a kubeconfig, serves until stopped, then closes', async () => {
@@ -23,16 +13,16 @@ describe('endpoint-sync apiserver', () => {
     const original = command.stop;
     command.stop = () => new Promise((resolve) => (stop = resolve));
     try {
-      const { out, io: cio } = io();
+      const cio = bufferIO();
       const done = main(['apiserver', '--name', 'cli-test'], cio);
-      await expect.poll(() => out.stdout, { timeout: 5000 }).toContain('current-context: cli-test');
+      await expect.poll(() => cio.out, { timeout: 5000 }).toContain('current-context: cli-test');
       const kc = new KubeConfig();
-      kc.loadFromString(out.stdout);
+      kc.loadFromString(cio.out);
       const server = kc.getCurrentCluster()!.server;
       expect((await fetch(`${server}/healthz`)).status).toBe(200);
       stop('SIGTERM');
       expect(await done).toBe(0);
-      expect(out.stderr).toContain('SIGTERM received, closing');
+      expect(cio.err).toContain('SIGTERM received, closing');
       await expect(fetch(`${server}/healthz`)).rejects.toThrow();
     } finally {
       command.stop = original;
@@ -44,10 +34,10 @@ describe('endpoint-sync apiserver', () => {
     command.stop = () => Promise.resolve('SIGINT');
     try {
       const file = join(await mkdtemp(join(tmpdir(), 'apiserver-cli-')), 'kc');
-      const { out, io: cio } = io();
+      const cio = bufferIO();
       expect(await main(['apiserver', '--kubeconfig-out', file], cio)).toBe(0);
       expect(await readFile(file, 'utf8')).toContain('insecure-skip-tls-verify: true');
-      expect(out.stdout).toBe('');
+      expect(cio.out).toBe('');
     } finally {
       command.stop = original;
     }
@@ -61,9 +51,9 @@ describe('endpoint-sync apiserver', () => {
       ['--seed', '-1'],
       ['--bogus'],
     ]) {
-      const { out, io: cio } = io();
+      const cio = bufferIO();
       expect(await main(['apiserver', ...args], cio)).toBe(1);
-      expect(out.stderr).toMatch(/^endpoint-sync apiserver: /);
+      expect(cio.err).toMatch(/^endpoint-sync apiserver: /);
     }
   });
 });
