@@ -97,6 +97,32 @@ describe('kubeConfigFromString / kubeConfigFromFile', () => {
   });
 });
 
+/** Writes a throwaway self-signed EC key and certificate for `/CN=<cn>`, valid for one day. */
+function selfSigned(keyPath: string, certPath: string, cn: string, ...extra: string[]): void {
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${cn}`,
+      ...extra,
+    ],
+    { stdio: 'ignore' },
+  );
+}
+
 describe('kubeConfigInCluster', () => {
   let https: Server;
   let port: number;
@@ -108,29 +134,7 @@ describe('kubeConfigInCluster', () => {
     mkdirSync(saDir, { recursive: true });
     const key = join(dir, 'tls.key');
     const cert = join(saDir, 'ca.crt');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    selfSigned(key, cert, '127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1');
     writeFileSync(join(saDir, 'token'), 'sa-token-1');
     writeFileSync(join(saDir, 'namespace'), 'forwarder-ns\n');
     https = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
@@ -166,27 +170,7 @@ describe('kubeConfigInCluster', () => {
   it('rejects a server whose certificate the mounted CA does not sign', async () => {
     const otherDir = join(dir, 'other-sa');
     mkdirSync(otherDir, { recursive: true });
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        join(otherDir, 'k'),
-        '-out',
-        join(otherDir, 'ca.crt'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=other',
-      ],
-      { stdio: 'ignore' },
-    );
+    selfSigned(join(otherDir, 'k'), join(otherDir, 'ca.crt'), 'other');
     writeFileSync(join(otherDir, 'token'), 't');
     const kc = kubeConfigInCluster({
       env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(port) },
