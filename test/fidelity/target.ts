@@ -9,6 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import { WatchQueue } from '../local/apiserver/watch-queue.ts';
 
 /** A raw response. */
 export interface Raw {
@@ -105,39 +106,14 @@ export async function startTarget(): Promise<Target> {
 
   const watch = async (path: string) => {
     const res = await open('GET', path);
-    const queue: (Event | undefined)[] = [];
-    const waiters: ((e: Event | undefined) => void)[] = [];
-    const push = (e: Event | undefined) => {
-      const w = waiters.shift();
-      if (w) w(e);
-      else queue.push(e);
-    };
-    let buf = '';
-    res.on('data', (d: Buffer) => {
-      buf += d.toString('utf8');
-      let nl = buf.indexOf('\n');
-      while (nl >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.trim()) push(JSON.parse(line) as Event);
-        nl = buf.indexOf('\n');
-      }
-    });
-    res.on('end', () => push(undefined));
-    res.on('error', () => push(undefined));
-    res.on('close', () => push(undefined));
+    const events = new WatchQueue<Event>();
+    res.on('data', (d: Buffer) => events.write(d.toString('utf8')));
+    res.on('end', () => events.end());
+    res.on('error', () => events.end());
+    res.on('close', () => events.end());
     return {
       status: res.statusCode ?? 0,
-      next(ms = 10_000) {
-        if (queue.length > 0) return Promise.resolve(queue.shift());
-        return new Promise<Event | undefined>((resolve, reject) => {
-          const t = setTimeout(() => reject(new Error(`no watch event within ${ms} ms`)), ms);
-          waiters.push((e) => {
-            clearTimeout(t);
-            resolve(e);
-          });
-        });
-      },
+      next: (ms = 10_000) => events.next(ms),
       close: () => res.destroy(),
     };
   };

@@ -2,6 +2,7 @@
  * Raw HTTP helpers for emulator tests: exact status, headers and bodies, and a line reader for
  * watch streams (no client library in between).
  */
+import { WatchQueue } from './watch-queue.ts';
 
 /** A raw response. */
 export interface RawResponse {
@@ -55,50 +56,27 @@ export interface OpenWatch {
 export async function openWatch(base: string, path: string): Promise<OpenWatch> {
   const ac = new AbortController();
   const res = await fetch(base + path, { signal: ac.signal });
-  const queue: (WireEvent | undefined)[] = [];
-  const waiters: ((e: WireEvent | undefined) => void)[] = [];
-  const push = (e: WireEvent | undefined) => {
-    const w = waiters.shift();
-    if (w) w(e);
-    else queue.push(e);
-  };
+  const events = new WatchQueue<WireEvent>();
   const ended = (async () => {
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
-    let buf = '';
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        buf += decoder.decode(value, { stream: true });
-        let nl = buf.indexOf('\n');
-        while (nl >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          if (line.trim()) push(JSON.parse(line) as WireEvent);
-          nl = buf.indexOf('\n');
-        }
+        events.write(decoder.decode(value, { stream: true }));
       }
-      push(undefined);
+      events.end();
       return true;
     } catch {
-      push(undefined);
+      events.end();
       return false;
     }
   })();
   return {
     status: res.status,
     headers: res.headers,
-    next(ms = 5000) {
-      if (queue.length > 0) return Promise.resolve(queue.shift());
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no watch event within ${ms} ms`)), ms);
-        waiters.push((e) => {
-          clearTimeout(t);
-          resolve(e);
-        });
-      });
-    },
+    next: (ms = 5000) => events.next(ms),
     ended,
     close: () => ac.abort(),
   };
