@@ -57,7 +57,8 @@ function fields(...names: string[]): Record<string, (obj: Record<string, unknown
   return out;
 }
 
-function core(
+/** A namespaced core/v1 resource unless `r` says otherwise; `r` overrides every default. */
+function resource(
   r: Partial<ResourceType> & Pick<ResourceType, 'name' | 'singularName' | 'kind'>,
 ): ResourceType {
   return {
@@ -78,20 +79,20 @@ function core(
 
 /** Every resource the emulator serves, in discovery order. */
 export const RESOURCES: readonly ResourceType[] = [
-  core({
+  resource({
     name: 'configmaps',
     singularName: 'configmap',
     kind: 'ConfigMap',
     shortNames: ['cm'],
   }),
-  core({
+  resource({
     name: 'endpoints',
     singularName: 'endpoints',
     kind: 'Endpoints',
     shortNames: ['ep'],
     allowCreateOnUpdate: true,
   }),
-  core({
+  resource({
     name: 'events',
     singularName: 'event',
     kind: 'Event',
@@ -111,7 +112,7 @@ export const RESOURCES: readonly ResourceType[] = [
       'type',
     ),
   }),
-  core({
+  resource({
     name: 'namespaces',
     singularName: 'namespace',
     kind: 'Namespace',
@@ -123,7 +124,7 @@ export const RESOURCES: readonly ResourceType[] = [
     specFields: ['spec'],
     statusFields: ['status'],
   }),
-  core({
+  resource({
     name: 'pods',
     singularName: 'pod',
     kind: 'Pod',
@@ -143,13 +144,13 @@ export const RESOURCES: readonly ResourceType[] = [
       'status.nominatedNodeName',
     ),
   }),
-  core({
+  resource({
     name: 'secrets',
     singularName: 'secret',
     kind: 'Secret',
     extraFields: fields('type'),
   }),
-  core({
+  resource({
     name: 'services',
     singularName: 'service',
     kind: 'Service',
@@ -159,22 +160,14 @@ export const RESOURCES: readonly ResourceType[] = [
     specFields: ['spec'],
     statusFields: ['status'],
   }),
-  {
+  resource({
     name: 'leases',
     singularName: 'lease',
     kind: 'Lease',
     group: 'coordination.k8s.io',
-    version: 'v1',
-    namespaced: true,
-    shortNames: [],
-    verbs: allVerbs,
-    subresources: [],
-    extraFields: {},
     allowCreateOnUpdate: true,
-    generation: false,
     specFields: ['spec'],
-    statusFields: [],
-  },
+  }),
 ];
 
 const byName = new Map(RESOURCES.map((r) => [r.name, r]));
