@@ -89,6 +89,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   #running: Promise<void> | undefined;
   #restarts = 0;
   #lastActivity = 0;
+  /** Events (not bookmarks) delivered by the current watch stream. */
+  #streamEvents = 0;
 
   constructor(options: InformerOptions<T>) {
     this.name = options.name;
@@ -162,6 +164,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           await this.#list(stop);
           needList = false;
         }
+        this.#streamEvents = 0;
         const quiet = await this.#watchOnce(stop);
         if (stop.aborted) break;
         cause = quiet ? 'quiet' : 'closed';
@@ -169,6 +172,9 @@ export class Informer<T extends KubeObject = KubeObject> {
       } catch (err) {
         if (stop.aborted) break;
         error = err;
+        // A stream that delivered events worked: its end starts a new streak, so watches dropped
+        // now and then (API server restarts, load balancers) never escalate to the 30 s cap.
+        if (this.#streamEvents > 0) failures = 0;
         if (err instanceof GoneError) {
           needList = true;
           cause = 'gone';
@@ -291,6 +297,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   #onEvent(event: WatchEvent<T>): void {
     this.#lastActivity = this.#clock.now();
+    if (event.type !== 'BOOKMARK') this.#streamEvents++;
     const object = event.object;
     const rv = object.metadata.resourceVersion;
     if (rv) this.#resourceVersion = rv;
