@@ -86,12 +86,16 @@ export function prepareNamespaces(store: ClusterStore): void {
  * Edits a label of a random host copy in host form (`my-prefix-<value>`), as a host-side tool
  * would; the edit flows back to the virtual object. Undefined when no host copy exists.
  */
-function hostLabelEdit(host: ClusterStore, hostNamespace: string, rand: () => number): ChaosOp | undefined {
+function hostLabelEdit(
+  host: ClusterStore,
+  hostNamespace: string,
+  rand: () => number,
+): ChaosOp | undefined {
   const copies = host.list('endpoints', hostNamespace);
   if (copies.length === 0) return undefined;
   const copy = pick(rand, copies);
   const value = `my-prefix-${pick(rand, LABEL_VALUES)}`;
-  host.patch('endpoints', hostNamespace, copy.metadata.name!, 'merge', {
+  host.patch('endpoints', hostNamespace, copy.metadata.name!, 'application/merge-patch+json', {
     metadata: { labels: { [pick(rand, ['tier', 'zone', 'team'])]: value } },
   });
   return { kind: 'host-label', namespace: hostNamespace, name: copy.metadata.name! };
@@ -132,7 +136,7 @@ export function applyRandomOp(
     }
     const r = rand();
     if (r < 0.3) {
-      store.patch('endpoints', namespace, name, 'merge', {
+      store.patch('endpoints', namespace, name, 'application/merge-patch+json', {
         subsets: subsets(rand, namespace, name),
       });
       return op('update-subsets');
@@ -140,11 +144,13 @@ export function applyRandomOp(
     if (r < 0.6) {
       const key = pick(rand, LABEL_KEYS);
       const value = rand() < 0.3 ? null : pick(rand, LABEL_VALUES);
-      store.patch('endpoints', namespace, name, 'merge', { metadata: { labels: { [key]: value } } });
+      store.patch('endpoints', namespace, name, 'application/merge-patch+json', {
+        metadata: { labels: { [key]: value } },
+      });
       return op(value === null ? 'remove-label' : 'set-label');
     }
     if (r < 0.85) {
-      store.patch('endpoints', namespace, name, 'merge', {
+      store.patch('endpoints', namespace, name, 'application/merge-patch+json', {
         metadata: { annotations: annotations(rand, namespace) },
       });
       return op('set-annotations');
@@ -168,7 +174,9 @@ export function applyRandomOp(
   if (rand() < 0.7) {
     const spec = existing['spec'] as { selector?: unknown } | undefined;
     const selector = spec?.selector ? null : { app: name };
-    store.patch('services', namespace, name, 'merge', { spec: { selector } });
+    store.patch('services', namespace, name, 'application/merge-patch+json', {
+      spec: { selector },
+    });
     return op(selector ? 'add-selector' : 'remove-selector');
   }
   store.delete('services', namespace, name);

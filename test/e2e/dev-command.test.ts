@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKubeClient, kubeConfigFromFile, RESOURCES } from '../../lib/kube/index.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
-import { until } from './helpers.ts';
+import { firstIp, until } from './helpers.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/endpoint-sync.js', import.meta.url));
 const KUBECTL = '/usr/bin/kubectl';
@@ -63,12 +63,15 @@ describe('endpoint-sync dev (npm start)', () => {
     proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       err += chunk;
     });
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      proc.once('exit', (code) => resolve(code)),
+    );
 
     await until(
       'the line "syncing live"',
       () => {
-        if (proc.exitCode !== null) throw new Error(`exited early (${proc.exitCode}): ${out}${err}`);
+        if (proc.exitCode !== null)
+          throw new Error(`exited early (${proc.exitCode}): ${out}${err}`);
         expect(out).toContain('syncing live');
       },
       60_000,
@@ -83,7 +86,9 @@ describe('endpoint-sync dev (npm start)', () => {
       'patched annotations.example.com/upstream: "db-primary.default.svc" -> "db-primary-x-default-x-virtualcluster.virtualcluster.svc.cluster.local"',
     );
     expect(out).toContain('patched annotations.example.com/environment: "dev" -> "production"');
-    expect(out).toMatch(/patched annotations\.example\.com\/tls-secret: "db-tls" -> "v[0-9a-z]{13}"/);
+    expect(out).toMatch(
+      /patched annotations\.example\.com\/tls-secret: "db-tls" -> "v[0-9a-z]{13}"/,
+    );
     expect(out).toMatch(/skipped\s+default\/web: Service default\/web has a selector/);
     expect(out).not.toContain('PARKED');
 
@@ -98,7 +103,7 @@ describe('endpoint-sync dev (npm start)', () => {
     const db = items.find((e) => e.metadata.name === 'db-x-default-x-virtualcluster')!;
     expect(db.metadata.labels?.['app']).toBe('my-prefix-db');
     expect(db.metadata.annotations?.['example.com/environment']).toBe('production');
-    expect(db.subsets?.[0]?.addresses?.[0]?.ip).toBe('10.0.0.10');
+    expect(firstIp(db)).toBe('10.0.0.10');
 
     proc.kill('SIGINT');
     const code = await Promise.race([

@@ -9,7 +9,10 @@ import type { SyncConfig } from '../../lib/config/types.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
 import type { Stack } from '../../lib/local/stack.ts';
-import { createExpressionEngine, type ExpressionEngine } from '../../lib/patches/expression/index.ts';
+import {
+  createExpressionEngine,
+  type ExpressionEngine,
+} from '../../lib/patches/expression/index.ts';
 import { hostKeyOf, planSync } from '../../lib/sync/index.ts';
 
 /** The loaded configuration of `path`; throws on any error diagnostic. */
@@ -18,7 +21,9 @@ export async function loadConfig(path: string | URL): Promise<SyncConfig> {
   const result = parseConfig(text, String(path));
   const errors = result.diagnostics.filter((d) => d.severity === 'error');
   if (!result.config || errors.length > 0) {
-    throw new Error(`configuration ${String(path)} is invalid: ${errors.map((d) => d.message).join('; ')}`);
+    throw new Error(
+      `configuration ${String(path)} is invalid: ${errors.map((d) => d.message).join('; ')}`,
+    );
   }
   return result.config;
 }
@@ -42,7 +47,13 @@ export function converged(c: HostComparison): boolean {
   return c.lost.length + c.orphaned.length + c.mismatches.length === 0;
 }
 
-const SERVER_FIELDS = ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields'];
+const SERVER_FIELDS = [
+  'uid',
+  'resourceVersion',
+  'creationTimestamp',
+  'generation',
+  'managedFields',
+];
 
 /** The object without the fields the API server sets, for an exact comparison. */
 function withoutServerFields(object: KubeObject): KubeObject {
@@ -55,7 +66,11 @@ function withoutServerFields(object: KubeObject): KubeObject {
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+            a < b ? -1 : a > b ? 1 : 0,
+          ),
+        )
       : v,
   );
 }
@@ -125,7 +140,9 @@ export class HostExpectation {
         out.mismatches.push(`${id}: the planner fails on it: ${fresh.reason}`);
         continue;
       }
-      const create = fresh.hostWrites.find((w) => w.verb === 'create' && w.resource === 'endpoints');
+      const create = fresh.hostWrites.find(
+        (w) => w.verb === 'create' && w.resource === 'endpoints',
+      );
       if (create && create.verb === 'create') {
         out.expected++;
         wanted.add(hostName);
@@ -135,8 +152,12 @@ export class HostExpectation {
         }
         const want = canonical(withoutServerFields(create.object));
         const have = canonical(withoutServerFields(host));
-        if (want !== have) out.mismatches.push(`${id}: host copy differs\n  want ${want}\n  have ${have}`);
-        if (host.metadata.annotations?.[`${identity.markerDomain}/object-uid`] !== virtual.metadata.uid) {
+        if (want !== have)
+          out.mismatches.push(`${id}: host copy differs\n  want ${want}\n  have ${have}`);
+        if (
+          host.metadata.annotations?.[`${identity.markerDomain}/object-uid`] !==
+          virtual.metadata.uid
+        ) {
           out.mismatches.push(`${id}: host copy was made from another object (uid)`);
         }
       }

@@ -12,7 +12,12 @@ import {
   type ResourceType,
 } from '../../lib/kube/index.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
-import { LOCAL_FUNCTION_NAME, type Stack, type StackOptions, startStack } from '../../lib/local/stack.ts';
+import {
+  LOCAL_FUNCTION_NAME,
+  type Stack,
+  type StackOptions,
+  startStack,
+} from '../../lib/local/stack.ts';
 import { hostName } from '../../lib/naming/index.ts';
 
 /** Namespace of the virtual objects the tests create. */
@@ -63,7 +68,12 @@ export function startTestStack(options: StackOptions = {}): Promise<Stack> {
   return startStack({
     configRevalidateMs: 100,
     ...options,
-    forwarder: { batchWindowMs: 5, resyncIntervalMs: 0, shutdownTimeoutMs: 5_000, ...options.forwarder },
+    forwarder: {
+      batchWindowMs: 5,
+      resyncIntervalMs: 0,
+      shutdownTimeoutMs: 5_000,
+      ...options.forwarder,
+    },
   });
 }
 
@@ -71,7 +81,10 @@ export function startTestStack(options: StackOptions = {}): Promise<Stack> {
  * A second forwarder on a stack's clusters and Lambda endpoint (for tests that stop the stack's
  * own forwarder and start again, as a restarted Deployment would).
  */
-export function createStackForwarder(stack: Stack): { forwarder: Forwarder; close(): Promise<void> } {
+export function createStackForwarder(stack: Stack): {
+  forwarder: Forwarder;
+  close(): Promise<void>;
+} {
   const invoker = new LambdaInvoker({
     functionName: LOCAL_FUNCTION_NAME,
     endpoint: stack.lambda.endpoint,
@@ -143,6 +156,12 @@ export function endpoints(
   };
 }
 
+/** The IP of the first ready address of the first subset of an Endpoints object. */
+export function firstIp(object: KubeObject): string | undefined {
+  const subsets = object['subsets'] as Array<{ addresses?: Array<{ ip?: string }> }> | undefined;
+  return subsets?.[0]?.addresses?.[0]?.ip;
+}
+
 /** The object, or undefined when it does not exist. */
 export async function getOrUndefined(
   client: KubeClient,
@@ -165,31 +184,39 @@ export function hostCopy(
   check: (host: KubeObject) => void = () => {},
 ): Promise<KubeObject> {
   const hostKey = hostNameOf(stack, name);
-  return until(`host copy ${stack.identity.hostNamespace}/${hostKey} of ${NS}/${name}`, async () => {
-    const host = await getOrUndefined(
-      stack.host.client,
-      RESOURCES.endpoints,
-      hostKey,
-      stack.identity.hostNamespace,
-    );
-    if (!host) throw new Error('it does not exist');
-    check(host);
-    return host;
-  });
+  return until(
+    `host copy ${stack.identity.hostNamespace}/${hostKey} of ${NS}/${name}`,
+    async () => {
+      const host = await getOrUndefined(
+        stack.host.client,
+        RESOURCES.endpoints,
+        hostKey,
+        stack.identity.hostNamespace,
+      );
+      if (!host) throw new Error('it does not exist');
+      check(host);
+      return host;
+    },
+  );
 }
 
 /** Waits until the host copy of virtual Endpoints `name` does not exist. */
 export function noHostCopy(stack: Stack, name: string, timeoutMs = WAIT_MS): Promise<void> {
   const hostKey = hostNameOf(stack, name);
-  return until(`host copy ${stack.identity.hostNamespace}/${hostKey} removed`, async () => {
-    const host = await getOrUndefined(
-      stack.host.client,
-      RESOURCES.endpoints,
-      hostKey,
-      stack.identity.hostNamespace,
-    );
-    if (host) throw new Error(`it still exists (resourceVersion ${host.metadata.resourceVersion})`);
-  }, timeoutMs);
+  return until(
+    `host copy ${stack.identity.hostNamespace}/${hostKey} removed`,
+    async () => {
+      const host = await getOrUndefined(
+        stack.host.client,
+        RESOURCES.endpoints,
+        hostKey,
+        stack.identity.hostNamespace,
+      );
+      if (host)
+        throw new Error(`it still exists (resourceVersion ${host.metadata.resourceVersion})`);
+    },
+    timeoutMs,
+  );
 }
 
 /** Creates objects in the virtual cluster, in order. */

@@ -12,6 +12,7 @@ import { shortName } from '../../lib/naming/index.ts';
 import {
   createVirtual,
   endpoints,
+  firstIp,
   getOrUndefined,
   hostCopy,
   hostNameOf,
@@ -80,7 +81,8 @@ describe('virtual -> host', () => {
       [`${D}/namespace`]: NS,
     });
     expect(host.metadata.annotations).toEqual({
-      'example.com/upstream': 'e1-primary-x-default-x-virtualcluster.virtualcluster.svc.cluster.local',
+      'example.com/upstream':
+        'e1-primary-x-default-x-virtualcluster.virtualcluster.svc.cluster.local',
       'example.com/environment': 'production',
       'example.com/owner': 'team-a',
       ...markers('e1', virtual, [
@@ -157,7 +159,7 @@ describe('virtual -> host', () => {
     await createVirtual(stack, service('e2'));
     const again = await hostCopy(stack, 'e2');
     expect(again.metadata.uid).not.toBe(first.metadata.uid);
-    expect(again.subsets?.[0]?.addresses?.[0]?.ip).toBe('10.1.1.1');
+    expect(firstIp(again)).toBe('10.1.1.1');
   });
 
   it('recreates the host copy when the virtual object is recreated with a new uid', async () => {
@@ -170,7 +172,7 @@ describe('virtual -> host', () => {
       expect(h.metadata.annotations?.[`${D}/object-uid`]).toBe(virtual.metadata.uid);
     });
     expect(second.metadata.uid).not.toBe(first.metadata.uid);
-    expect(second.subsets?.[0]?.addresses?.[0]?.ip).toBe('10.1.2.2');
+    expect(firstIp(second)).toBe('10.1.2.2');
   });
 });
 
@@ -234,7 +236,7 @@ describe('host -> virtual', () => {
     });
     await settled(stack);
     const v = await virtualEndpoints('r1');
-    expect(v.subsets?.[0]?.addresses?.[0]?.ip).toBe('10.2.0.1');
+    expect(firstIp(v)).toBe('10.2.0.1');
     expect(v.metadata.labels).toEqual({ app: 'r1', tier: 'gold' });
   });
 
@@ -270,7 +272,7 @@ describe('Services', () => {
       ).toBeUndefined();
       await createVirtual(stack, service('s1'));
       await hostCopy(stack, 's1', (h) => {
-        expect(h.subsets?.[0]?.addresses?.[0]?.ip).toBe('10.3.0.1');
+        expect(firstIp(h)).toBe('10.3.0.1');
       });
     } finally {
       stack.forwarder.events.off('result', onResult);

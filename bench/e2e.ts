@@ -1,0 +1,368 @@
+/**
+ * The whole pipeline against the API-server emulator, in one run (the embedded stack: virtual and
+ * host emulators, local S3 with examples/endpoints.yaml, the sync function behind the local
+ * Lambda invoke endpoint reached with the real `InvokeCommand`, the forwarder):
+ *
+ * a. initial sync: 10,000 selector-less Services + Endpoints are loaded into the virtual
+ *    emulator's store before the forwarder starts; measured from `forwarder.start()` to the
+ *    10,000th host copy committed in the host emulator (its store's watch, in process);
+ *    target <= 15 s;
+ * b. steady-state latency: 200 changes/s (subsets of distinct Endpoints, in the virtual store)
+ *    for ~20 s; latency = host commit of the copy minus virtual commit of the change, both seen
+ *    in this process on one clock; p50/p99; target p99 <= 100 ms;
+ * c. forwarder RSS with 10,000 Endpoints: the production `endpoint-sync forward` command as a
+ *    child process against the same clusters; VmRSS/VmHWM from /proc after its initial sync of
+ *    all 10,000 keys is done (it logs `initial sync done`), beside a bare `node` process;
+ *    target <= 150 MB;
+ * d. baseline for a: the same 10,000 host copies created straight through the client layer
+ *    (`lib/kube`, 32 requests at once, what 4 invocations x 8 items can have in flight) into
+ *    another host namespace.
+ *
+ * Run: node bench/e2e.ts   (E2E_BENCH_OBJECTS=N for a smaller run)
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { RESOURCES as KUBE_RESOURCES } from '../lib/kube/index.ts';
+import type { KubeObject } from '../lib/kube/object.ts';
+import { type ClusterStore, RESOURCES as EMULATED } from '../lib/local/apiserver/index.ts';
+import { LOCAL_FUNCTION_NAME, startStack } from '../lib/local/stack.ts';
+
+const OBJECTS = Number(process.env['E2E_BENCH_OBJECTS'] ?? 10_000);
+const RATE = 200;
+const STEADY_MS = 20_000;
+const BASELINE_CONCURRENCY = 32;
+const BIN = fileURLToPath(new URL('../bin/endpoint-sync.js', import.meta.url));
+const FORWARD_COMMAND = new URL('../lib/cli/commands/forward.ts', import.meta.url).href;
+const NAMESPACES = ['default', 'team-a', 'team-b', 'team-c'];
+
+const endpointsType = EMULATED.find((r) => r.name === 'endpoints')!;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+function keyOf(i: number): { namespace: string; name: string } {
+  return { namespace: NAMESPACES[i % NAMESPACES.length]!, name: `svc-${i}` };
+}
+
+function subsets(i: number, generation: number): unknown[] {
+  const { namespace } = keyOf(i);
+  return [
+    {
+      addresses: Array.from({ length: 3 }, (_, a) => ({
+        ip: `10.${Math.floor(i / 250) % 250}.${i % 250}.${a + 1}`,
+        targetRef: { kind: 'Pod', name: `svc-${i}-${a}`, namespace, uid: `pod-${i}-${a}` },
+      })),
+      // The port carries the generation, so every change differs from every earlier state.
+      ports: [{ name: 'tcp', port: 1000 + generation, protocol: 'TCP' }],
+    },
+  ];
+}
+
+/** Loads the virtual objects straight into the emulator's store (no HTTP). */
+function load(store: ClusterStore): void {
+  for (const namespace of NAMESPACES) {
+    if (!store.peek('namespaces', undefined, namespace)) {
+      store.create('namespaces', undefined, { metadata: { name: namespace } });
+    }
+  }
+  for (let i = 0; i < OBJECTS; i++) {
+    const { namespace, name } = keyOf(i);
+    store.create('services', namespace, {
+      metadata: { name, namespace },
+      spec: { ports: [{ name: 'tcp', port: 5432, protocol: 'TCP' }] },
+    });
+    store.create('endpoints', namespace, {
+      metadata: {
+        name,
+        namespace,
+        labels: { app: name, tier: 'backend' },
+        annotations: {
+          'example.com/upstream': `${name}-primary.${namespace}.svc`,
+          'example.com/environment': 'dev',
+        },
+      },
+      subsets: subsets(i, 0),
+    });
+  }
+}
+
+/** VmRSS and VmHWM of a process, in MB. */
+function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) =>
+    Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/** RSS of a fresh `node` process running `source` (an ES module), once it has settled. */
+async function idleProcessMemory(source: string): Promise<{ rss: number; hwm: number }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: 'ignore' });
+  await sleep(1_500);
+  const memory = memoryOf(child.pid!);
+  child.kill('SIGKILL');
+  return memory;
+}
+
+/** Runs `work` over `items` with `concurrency` at once. */
+async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+const FORWARDER = JSON.parse(process.env['E2E_BENCH_FORWARDER'] ?? '{}');
+// The production resync period (the stack's own 30 s would fall inside the steady-state window;
+// phase b2 measures what a resync does to latency).
+const stack = await startStack({
+  startForwarder: false,
+  forwarder: { resyncIntervalMs: 300_000, ...FORWARDER },
+});
+const virtualStore = stack.virtual.emulator!.store;
+const hostStore = stack.host.emulator!.store;
+const HNS = stack.identity.hostNamespace;
+const DOMAIN = stack.identity.markerDomain;
+
+/** Host commits of host copies, by virtual key, seen in process on the host store. */
+const hostCommits = new Map<string, number>();
+let onHostCommit: ((virtualKey: string, at: number) => void) | undefined;
+const unwatch = hostStore.watch(endpointsType, HNS, undefined, undefined, 'now', {
+  event(type, object) {
+    if (type === 'DELETED') return;
+    const at = performance.now();
+    const annotations = (object['metadata'] as KubeObject['metadata']).annotations ?? {};
+    const key = `${annotations[`${DOMAIN}/object-namespace`]}/${annotations[`${DOMAIN}/object-name`]}`;
+    if (type === 'ADDED') hostCommits.set(key, at);
+    onHostCommit?.(key, at);
+  },
+});
+
+/** Waits until the forwarder has had nothing queued or in flight for 300 ms. */
+async function idle(): Promise<void> {
+  for (let quietSince = performance.now(); performance.now() - quietSince < 300; ) {
+    const q = stack.forwarder.stats();
+    if (q.queueDepth + q.queueDelayed + q.inFlightKeys > 0) quietSince = performance.now();
+    await sleep(20);
+  }
+}
+
+function invocationCount(): number {
+  const i = stack.forwarder.stats().invocations;
+  return i.ok + i.error + i.throttled;
+}
+
+/**
+ * Makes `count` changes at `rate`/s, change number `first` onwards, each to a distinct key (7919
+ * is coprime with the object count), and returns the virtual-commit -> host-commit latencies.
+ */
+async function changes(
+  first: number,
+  count: number,
+): Promise<{ latencies: number[]; lost: number; ms: number }> {
+  const changedAt = new Map<string, number>();
+  const latencies: number[] = [];
+  onHostCommit = (key, at) => {
+    const since = changedAt.get(key);
+    if (since === undefined) return;
+    changedAt.delete(key);
+    latencies.push(at - since);
+  };
+  const t0 = performance.now();
+  let made = 0;
+  while (made < count) {
+    const due = Math.min(count, Math.floor(((performance.now() - t0) * RATE) / 1000));
+    for (; made < due; made++) {
+      const n = first + made;
+      const i = (n * 7919) % OBJECTS;
+      const { namespace, name } = keyOf(i);
+      virtualStore.patch('endpoints', namespace, name, 'application/merge-patch+json', {
+        subsets: subsets(i, 1 + n),
+      });
+      changedAt.set(`${namespace}/${name}`, performance.now());
+    }
+    await sleep(2);
+  }
+  const ms = performance.now() - t0;
+  const drainStart = performance.now();
+  while (changedAt.size > 0 && performance.now() - drainStart < 30_000) await sleep(10);
+  onHostCommit = undefined;
+  return { latencies, lost: changedAt.size, ms };
+}
+
+const rows: string[][] = [];
+try {
+  // ---- a. initial sync
+  let t = performance.now();
+  load(virtualStore);
+  const loadMs = performance.now() - t;
+  let readyMs = 0;
+  const start = performance.now();
+  void stack.forwarder.ready.then(() => {
+    readyMs = performance.now() - start;
+  });
+  await stack.forwarder.start();
+  while (hostCommits.size < OBJECTS) {
+    if (performance.now() - start > 120_000) {
+      throw new Error(
+        `initial sync: only ${hostCommits.size} of ${OBJECTS} host copies after 120 s`,
+      );
+    }
+    await sleep(20);
+  }
+  const initialMs = performance.now() - start;
+  const initialInvocations = invocationCount();
+  // Each host copy's own ADDED event comes back as a `fromHost` item (the function finds it
+  // unchanged); steady state starts once the forwarder has worked through those echoes.
+  await idle();
+  const idleMs = performance.now() - start - 300;
+
+  // ---- b. steady-state latency
+  const steadyCount = Math.round((RATE * STEADY_MS) / 1000);
+  const before = { invocations: invocationCount(), results: stack.forwarder.stats().results };
+  const steady = await changes(0, steadyCount);
+  const items = stack.forwarder.stats().results - before.results;
+  const steadyInvocations = invocationCount() - before.invocations;
+
+  // ---- b2. the same rate while a full resync of every key runs
+  await idle();
+  stack.forwarder.resync();
+  const duringResync = await changes(steadyCount, RATE * 3);
+  await idle();
+  await stack.forwarder.stop();
+  unwatch();
+
+  // ---- c. forwarder RSS (child process)
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'forward',
+      '--virtual-kubeconfig',
+      stack.virtual.kubeconfigPath,
+      '--host-kubeconfig',
+      stack.host.kubeconfigPath,
+      '--function',
+      LOCAL_FUNCTION_NAME,
+      '--endpoint',
+      stack.lambda.endpoint,
+      '--region',
+      stack.lambda.region,
+      '--name',
+      stack.identity.name,
+      '--namespace',
+      HNS,
+      '--config-uri',
+      stack.configUri,
+      '--kube-qps',
+      '1000',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+    },
+  );
+  const childStart = performance.now();
+  const initialDone = new Promise<void>((resolve, reject) => {
+    let buffered = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      if (buffered.includes('initial sync done')) resolve();
+      buffered = buffered.slice(-200);
+    });
+    child.once('exit', (code) => reject(new Error(`endpoint-sync forward exited with ${code}`)));
+  });
+  const deadline = new AbortController();
+  await Promise.race([
+    initialDone,
+    sleep(120_000, undefined, { signal: deadline.signal }).then(() => {
+      throw new Error('the child forwarder did not finish its initial sync within 120 s');
+    }),
+  ]).finally(() => deadline.abort());
+  const childSyncMs = performance.now() - childStart;
+  let childMem = { rss: 0, hwm: 0 };
+  for (let i = 0; i < 10; i++) {
+    const m = memoryOf(child.pid!);
+    childMem = { rss: Math.max(childMem.rss, m.rss), hwm: m.hwm };
+    await sleep(100);
+  }
+  const childExit = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await childExit;
+  const bareMem = await idleProcessMemory('setTimeout(() => {}, 60_000)');
+  const codeMem = await idleProcessMemory(
+    `await import(${JSON.stringify(FORWARD_COMMAND)}); setTimeout(() => {}, 60_000)`,
+  );
+
+  // ---- d. baseline: the same host copies through the client layer
+  const BASE_NS = 'bench-baseline';
+  hostStore.create('namespaces', undefined, { metadata: { name: BASE_NS } });
+  const copies = hostStore.list('endpoints', HNS).map((o) => {
+    const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ...metadata } = o.metadata;
+    return { ...o, metadata: { ...metadata, namespace: BASE_NS } } as KubeObject;
+  });
+  t = performance.now();
+  await pool(copies, BASELINE_CONCURRENCY, async (o) => {
+    await stack.host.client.create(KUBE_RESOURCES.endpoints, o);
+  });
+  const baselineMs = performance.now() - t;
+
+  // ---- table
+  const s = (n: number) => `${(n / 1000).toFixed(2)} s`;
+  const ms = (n: number) => `${n.toFixed(1)} ms`;
+  const mb = (n: number) => `${n.toFixed(0)} MB`;
+  const p = (v: number[], q: number) => ms(percentile(v, q));
+  const steadyP99 = percentile(steady.latencies, 99);
+  rows.push(
+    [
+      `a. initial sync, ${OBJECTS} Endpoints`,
+      `${s(initialMs)} (${Math.round(OBJECTS / (initialMs / 1000))}/s)`,
+      `d. ${copies.length} creates via lib/kube: ${s(baselineMs)} (${Math.round(copies.length / (baselineMs / 1000))}/s)`,
+      `<= 15 s ${initialMs <= 15_000 ? 'ok' : 'MISSED'}; ${initialInvocations} invocations`,
+    ],
+    [
+      `   informers synced (list ${OBJECTS} + ${OBJECTS})`,
+      ms(readyMs),
+      `store load in process: ${ms(loadMs)}`,
+      `idle (echoes done) at ${s(idleMs)}`,
+    ],
+    [
+      `b. change -> host write p50 / p99`,
+      `${p(steady.latencies, 50)} / ${p(steady.latencies, 99)}`,
+      `max ${ms(Math.max(...steady.latencies))}`,
+      `<= 100 ms ${steadyP99 <= 100 ? 'ok' : 'MISSED'}; ${steady.latencies.length} changes, ${Math.round((steadyCount / steady.ms) * 1000)}/s, lost ${steady.lost}`,
+    ],
+    [
+      '   work per change',
+      `${(items / steadyCount).toFixed(2)} items`,
+      `${(steadyInvocations / steadyCount).toFixed(2)} invocations`,
+      'toHost item + echo of the host write (fromHost, unchanged)',
+    ],
+    [
+      'b2. same, during a full resync p50 / p99',
+      `${p(duringResync.latencies, 50)} / ${p(duringResync.latencies, 99)}`,
+      `max ${ms(Math.max(...duringResync.latencies))}`,
+      `${duringResync.latencies.length} changes; lost ${duringResync.lost}; resync items share the queue`,
+    ],
+    [
+      `c. forwarder RSS, ${OBJECTS} Endpoints (child)`,
+      `${mb(childMem.rss)} (peak ${mb(childMem.hwm)})`,
+      `forward code loaded, no objects: ${mb(codeMem.rss)}; bare node: ${mb(bareMem.rss)}`,
+      `<= 150 MB ${childMem.hwm <= 150 ? 'ok' : 'MISSED'}; its initial sync (500 items/s default) ${s(childSyncMs)}`,
+    ],
+  );
+  const header = ['measure', 'value', 'baseline (same run)', 'target / note'];
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+  const line = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) console.log(line(r));
+} finally {
+  await stack.close();
+}
