@@ -18,7 +18,8 @@
  *    (`lib/kube`, 32 requests at once, what 4 invocations x 8 items can have in flight) into
  *    another host namespace.
  *
- * Run: node bench/e2e.ts   (E2E_BENCH_OBJECTS=N for a smaller run)
+ * Run: node bench/e2e.ts   (E2E_BENCH_OBJECTS=N for a smaller run; E2E_BENCH_FORWARDER='{json}'
+ * overrides forwarder options, e.g. '{"batchSize":100,"maxInFlight":2}'). See docs/e2e.md.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
