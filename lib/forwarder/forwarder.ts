@@ -29,6 +29,7 @@ import { TokenBucket } from '../kube/rate-limiter.ts';
 import { RESOURCES } from '../kube/resources.ts';
 import type { VirtualClusterIdentity } from '../sync/types.ts';
 import type { BackoffPolicy } from './backoff.ts';
+import { hostCopyView, serviceView, withoutManagedFields } from './cache-trim.ts';
 import {
   type DispatchedResult,
   Dispatcher,
@@ -236,6 +237,7 @@ class ForwarderImpl implements Forwarder {
       name: 'virtual-endpoints',
       client: options.virtual,
       resource: RESOURCES.endpoints,
+      transform: withoutManagedFields,
       handlers: {
         ...counted('virtual-endpoints'),
         onAdd: (o) => this.#onVirtualEndpoints(o, false),
@@ -248,6 +250,7 @@ class ForwarderImpl implements Forwarder {
       name: 'virtual-services',
       client: options.virtual,
       resource: RESOURCES.services,
+      transform: serviceView,
       handlers: {
         ...counted('virtual-services'),
         onAdd: (o) => this.#onService(o),
@@ -267,6 +270,7 @@ class ForwarderImpl implements Forwarder {
         name: 'virtual-secrets',
         client: options.virtual,
         resource: RESOURCES.secrets,
+        transform: withoutManagedFields,
         handlers: referenceHandlers('virtual-secrets'),
       });
       this.#configMaps = new Informer({
@@ -274,6 +278,7 @@ class ForwarderImpl implements Forwarder {
         name: 'virtual-configmaps',
         client: options.virtual,
         resource: RESOURCES.configMaps,
+        transform: withoutManagedFields,
         handlers: referenceHandlers('virtual-configmaps'),
       });
     }
@@ -284,6 +289,7 @@ class ForwarderImpl implements Forwarder {
       resource: RESOURCES.endpoints,
       namespace: identity.hostNamespace,
       labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
+      transform: hostCopyView(identity.markerDomain),
       handlers: {
         ...counted('host-endpoints'),
         onAdd: (o) => this.#onHostEndpoints(o, false),

@@ -61,6 +61,13 @@ export interface InformerOptions<T extends KubeObject> {
   /** `timeoutSeconds` asked of the server per watch; default the client's (5-10 min). */
   watchTimeoutSeconds?: number;
   logger?: ForwarderLogger;
+  /**
+   * Applied to every object the server sends (list items and watch events, deletes included)
+   * before it reaches the cache and the handlers, like client-go's `SetTransform`: it trims the
+   * cache to what its readers use. It must keep `metadata.name`, `namespace` and
+   * `resourceVersion`, and return a new object rather than edit its input.
+   */
+  transform?: (object: T) => T;
 }
 
 const DEFAULT_RESTART_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 30_000, jitter: 0.2 };
@@ -213,10 +220,11 @@ export class Informer<T extends KubeObject = KubeObject> {
       ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
       signal: stop,
     });
-    this.#replace(list.items);
+    const items = o.transform ? list.items.map(o.transform) : list.items;
+    this.#replace(items);
     this.#resourceVersion = list.metadata.resourceVersion;
     this.#lastActivity = this.#clock.now();
-    this.#safely(() => o.handlers?.onList?.(list.items));
+    this.#safely(() => o.handlers?.onList?.(items));
     if (!this.#synced) {
       this.#synced = true;
       this.#resolveSynced();
@@ -298,12 +306,13 @@ export class Informer<T extends KubeObject = KubeObject> {
   #onEvent(event: WatchEvent<T>): void {
     this.#lastActivity = this.#clock.now();
     if (event.type !== 'BOOKMARK') this.#streamEvents++;
-    const object = event.object;
-    const rv = object.metadata.resourceVersion;
+    const rv = event.object.metadata.resourceVersion;
     if (rv) this.#resourceVersion = rv;
     const h = this.#options.handlers;
     this.#safely(() => h?.onWatchEvent?.(event.type));
     if (event.type === 'BOOKMARK') return;
+    const transform = this.#options.transform;
+    const object = transform ? transform(event.object) : event.object;
     const key = objectKey(object);
     const old = this.#cache.get(key);
     if (event.type === 'DELETED') {

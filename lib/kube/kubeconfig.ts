@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { KubeConfigError } from './errors.ts';
 
 /** Options of the kubeconfig loaders. */

@@ -4,13 +4,15 @@
  * `RequestContext`, and its undici-based HTTP library sends it. The raw answer (code, headers,
  * body stream) comes back so the client can read `Status` bodies and `Retry-After` itself.
  */
+// Deep paths: the package root also loads the generated API client (every model and API class),
+// none of which the transport uses (docs/forwarder.md, "Memory").
+import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import {
   HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  type KubeConfig,
   RequestContext,
   type ResponseContext,
-} from '@kubernetes/client-node';
+} from '@kubernetes/client-node/dist/gen/http/http.js';
+import { IsomorphicFetchHttpLibrary } from '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js';
 import { KubeConfigError } from './errors.ts';
 
 /** What to send. `path` starts with `/` and is appended to the cluster's server URL. */

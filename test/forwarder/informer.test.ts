@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Informer, type RestartCause } from '../../lib/forwarder/informer.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
+import type { KubeObject } from '../../lib/kube/object.ts';
 import { RESOURCES } from '../../lib/kube/resources.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
 import { clusterWithClient, endpoints, versions, waitFor } from './helpers.ts';
@@ -127,5 +128,39 @@ describe('Informer against the emulator', () => {
     await new Promise((r) => setTimeout(r, 1200));
     expect(alive.causes).not.toContain('quiet');
     expect(informer!.resourceVersion).toBeDefined();
+  });
+  it('applies its transform to listed and watched objects, deletes included', async () => {
+    ({ cluster, client } = await clusterWithClient({ bookmarkIntervalMs: 60_000 }));
+    cluster.store.create('endpoints', 'default', endpoints('default', 'listed'));
+    const deleted: KubeObject[] = [];
+    let listed: readonly KubeObject[] = [];
+    informer = new Informer({
+      name: 'trimmed',
+      client,
+      resource: RESOURCES.endpoints,
+      transform: (o) => ({ metadata: { ...o.metadata, labels: { trimmed: 'yes' } } }),
+      handlers: {
+        onList: (items) => {
+          listed = items;
+        },
+        onDelete: (o) => deleted.push(o),
+      },
+    });
+    informer.start();
+    await informer.synced;
+    expect(listed.map((o) => o.metadata.labels)).toEqual([{ trimmed: 'yes' }]);
+    expect(informer.get('default/listed')).toEqual({
+      metadata: expect.objectContaining({ name: 'listed', labels: { trimmed: 'yes' } }),
+    });
+    cluster.store.create('endpoints', 'default', endpoints('default', 'watched'));
+    await waitFor('watched object cached', () => informer!.get('default/watched') !== undefined);
+    expect(informer.get('default/watched')?.['subsets']).toBeUndefined();
+    expect(informer.get('default/watched')?.metadata.resourceVersion).toBe(
+      (cluster.store.peek('endpoints', 'default', 'watched') as KubeObject | undefined)?.metadata
+        .resourceVersion,
+    );
+    cluster.store.delete('endpoints', 'default', 'watched');
+    await waitFor('delete delivered', () => deleted.length === 1);
+    expect(deleted[0]?.metadata.labels).toEqual({ trimmed: 'yes' });
   });
 });
