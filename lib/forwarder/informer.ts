@@ -70,6 +70,9 @@ export interface InformerOptions<T extends KubeObject> {
   transform?: (object: T) => T;
 }
 
+/** Objects per list request (client-go's pager default). */
+const LIST_PAGE_SIZE = 500;
+
 const DEFAULT_RESTART_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 30_000, jitter: 0.2 };
 
 /** The cache key of an object: `namespace/name` (`/name` when cluster-scoped). */
@@ -214,15 +217,30 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   async #list(stop: AbortSignal): Promise<void> {
     const o = this.#options;
-    const list = await o.client.listAll<T>(o.resource, {
+    const selectors = {
       ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
       ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
       ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
-      signal: stop,
-    });
-    const items = o.transform ? list.items.map(o.transform) : list.items;
+    };
+    // Page by page, each page transformed as it arrives: only one page of full objects is held
+    // at a time, which is what bounds the forwarder's memory peak at startup. An expired continue
+    // token rejects with GoneError, and the run loop lists again from the start.
+    const items: T[] = [];
+    let resourceVersion: string | undefined;
+    let token: string | undefined;
+    do {
+      const page = await o.client.list<T>(o.resource, {
+        ...selectors,
+        limit: LIST_PAGE_SIZE,
+        ...(token === undefined ? {} : { continue: token }),
+        signal: stop,
+      });
+      resourceVersion ??= page.metadata.resourceVersion;
+      for (const item of page.items) items.push(o.transform ? o.transform(item) : item);
+      token = page.metadata.continue || undefined;
+    } while (token !== undefined);
     this.#replace(items);
-    this.#resourceVersion = list.metadata.resourceVersion;
+    this.#resourceVersion = resourceVersion;
     this.#lastActivity = this.#clock.now();
     this.#safely(() => o.handlers?.onList?.(items));
     if (!this.#synced) {
