@@ -219,8 +219,8 @@ try {
   }
   const initialMs = performance.now() - start;
   const initialInvocations = invocationCount();
-  // Each host copy's own ADDED event comes back as a `fromHost` item (the function finds it
-  // unchanged); steady state starts once the forwarder has worked through those echoes.
+  // Steady state starts once the forwarder has worked through the echoes of the host copies'
+  // ADDED events (dropped when results report the written resourceVersion).
   await idle();
   const idleMs = performance.now() - start - 300;
 
@@ -343,7 +343,7 @@ try {
       '   work per change',
       `${(items / steadyCount).toFixed(2)} items`,
       `${(steadyInvocations / steadyCount).toFixed(2)} invocations`,
-      'toHost item + echo of the host write (fromHost, unchanged)',
+      '1.00 = the change only; 2.00 = plus the echo of its host write (fromHost)',
     ],
     [
       'b2. same, during a full resync p50 / p99',

@@ -19,6 +19,12 @@ export interface HostWriteSummary {
   resource: string;
   namespace: string;
   name: string;
+  /**
+   * The object's resourceVersion after a create or update, from the API server's answer. The
+   * forwarder uses it to recognise the watch event of this very write (optional: results of
+   * older functions lack it).
+   */
+  resourceVersion?: string;
 }
 
 /** The outcome for one event item. */
@@ -50,8 +56,11 @@ export interface SyncResult {
   warnings?: string[];
 }
 
-/** The summary of a host write as a result reports it. */
-export function summarizeHostWrite(write: HostWrite): HostWriteSummary {
+/**
+ * The summary of a host write as a result reports it; `resourceVersion` is the written object's
+ * version as the API server answered (creates and updates).
+ */
+export function summarizeHostWrite(write: HostWrite, resourceVersion?: string): HostWriteSummary {
   if (write.verb === 'delete') {
     return {
       verb: 'delete',
@@ -60,12 +69,14 @@ export function summarizeHostWrite(write: HostWrite): HostWriteSummary {
       name: write.name,
     };
   }
-  return {
+  const summary: HostWriteSummary = {
     verb: write.verb,
     resource: write.resource,
     namespace: write.object.metadata.namespace ?? '',
     name: write.object.metadata.name ?? '',
   };
+  if (resourceVersion) summary.resourceVersion = resourceVersion;
+  return summary;
 }
 
 /** A `failed` result with no writes, for an item the function could not process. */

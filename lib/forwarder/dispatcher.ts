@@ -30,6 +30,7 @@ import { Gate } from './gate.ts';
 import type { Invoker } from './invoker.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
 import type { ForwarderMetrics } from './metrics.ts';
+import type { OwnWrites } from './own-writes.ts';
 import type { QueueItem, WorkQueue } from './queue.ts';
 import type { Trigger } from './trigger.ts';
 import { applyVirtualWrite } from './virtual-writer.ts';
@@ -94,6 +95,12 @@ export interface DispatcherOptions {
   maxEventBytes?: number;
   /** Starts paused (leader election on: dispatch only once leading). */
   paused?: boolean;
+  /**
+   * Echo suppression: fully synced results are recorded in `writes`, and a `hostOnly` item whose
+   * host copy is still at the version of the forwarder's own last write (`hostVersion`) is
+   * dropped instead of sent.
+   */
+  echoes?: { writes: OwnWrites; hostVersion(key: string): string | undefined };
 }
 
 /**
@@ -242,14 +249,30 @@ export class Dispatcher {
         }
         continue;
       }
+      const work = this.#withoutEchoes(batch);
+      if (work.length === 0) continue;
       this.#inFlight++;
-      const task = this.#process(batch).finally(() => {
+      const task = this.#process(work).finally(() => {
         this.#inFlight--;
         this.#tasks.delete(task);
         this.#slotWaiters.shift()?.();
       });
       this.#tasks.add(task);
     }
+  }
+
+  /** The batch less the echoes of the forwarder's own host writes (those are done at once). */
+  #withoutEchoes(batch: QueueItem<Trigger>[]): QueueItem<Trigger>[] {
+    const echoes = this.#o.echoes;
+    if (!echoes) return batch;
+    return batch.filter((item) => {
+      if (!item.trigger.hostOnly) return true;
+      if (!echoes.writes.consume(item.key, echoes.hostVersion(item.key))) return true;
+      this.#o.metrics.echoesDropped.inc({ stage: 'dispatch' });
+      this.#o.queue.forget(item.key);
+      this.#o.queue.done(item.key);
+      return false;
+    });
   }
 
   #slot(signal: AbortSignal): Promise<void> {
@@ -446,6 +469,8 @@ export class Dispatcher {
       });
     } else if (await this.#applyVirtualWrites(item, result)) {
       o.queue.forget(item.key);
+      // Only a fully synced result: a retry must never be taken for an echo.
+      o.echoes?.writes.record(item.key, result);
       if (this.#parked.delete(item.key)) {
         this.#logger.info('parked key synced again', { key: item.key });
       }

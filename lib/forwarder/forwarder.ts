@@ -43,6 +43,7 @@ import type { Invoker } from './invoker.ts';
 import { type LeaderElectionTiming, LeaderElector } from './leader-election.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
 import { ForwarderMetrics } from './metrics.ts';
+import { OwnWrites } from './own-writes.ts';
 import { InitialSyncProgress, type ProgressStream } from './progress.ts';
 import { WorkQueue } from './queue.ts';
 import { keyString, ReferenceIndex, referenceCandidates } from './reference-index.ts';
@@ -174,6 +175,8 @@ class ForwarderImpl implements Forwarder {
   readonly #refs = new ReferenceIndex();
   /** Virtual key -> host key of its managed copy. */
   readonly #hostByVirtual = new Map<string, string>();
+  /** Versions of the function's own host writes, to drop their echoes from the host watch. */
+  readonly #ownWrites = new OwnWrites();
   readonly #endpoints: Informer;
   readonly #services: Informer;
   readonly #secrets: Informer | undefined;
@@ -337,6 +340,15 @@ class ForwarderImpl implements Forwarder {
       ...(options.random ? { random: options.random } : {}),
       paused: election !== undefined,
       ...(options.throttleBackoff ? { throttleBackoff: options.throttleBackoff } : {}),
+      echoes: {
+        writes: this.#ownWrites,
+        hostVersion: (key) => {
+          const hostKey = this.#hostByVirtual.get(key);
+          return hostKey === undefined
+            ? undefined
+            : this.#hostEndpoints.get(hostKey)?.metadata.resourceVersion;
+        },
+      },
     });
     this.#dispatcher.events.on('result', (r) => {
       this.#results++;
@@ -513,9 +525,11 @@ class ForwarderImpl implements Forwarder {
     }
   }
 
-  #enqueue(key: string, direction: Trigger['direction'], cause: string): void {
+  #enqueue(key: string, direction: Trigger['direction'], cause: string, hostOnly = false): void {
     if (!this.#intake) return;
-    this.#queue.add(key, { direction, enqueuedAt: this.#clock.now(), cause });
+    const trigger: Trigger = { direction, enqueuedAt: this.#clock.now(), cause };
+    if (hostOnly) trigger.hostOnly = true;
+    this.#queue.add(key, trigger);
   }
 
   #indexReferences(key: string): void {
@@ -548,9 +562,18 @@ class ForwarderImpl implements Forwarder {
   #onHostEndpoints(object: KubeObject, deleted: boolean): void {
     const key = this.#virtualKeyOfHost(object);
     if (key === undefined) return;
-    if (deleted) this.#hostByVirtual.delete(key);
-    else this.#hostByVirtual.set(key, keyString(keyOf(object)));
-    this.#enqueue(key, deleted ? 'toHost' : 'fromHost', deleted ? 'host-deleted' : 'host');
+    if (deleted) {
+      this.#hostByVirtual.delete(key);
+      this.#ownWrites.forget(key);
+      this.#enqueue(key, 'toHost', 'host-deleted');
+      return;
+    }
+    this.#hostByVirtual.set(key, keyString(keyOf(object)));
+    if (this.#ownWrites.consume(key, object.metadata.resourceVersion)) {
+      this.metrics.echoesDropped.inc({ stage: 'watch' });
+      return;
+    }
+    this.#enqueue(key, 'fromHost', 'host', true);
   }
 
   #virtualKeyOfHost(object: KubeObject): string | undefined {

@@ -49,6 +49,8 @@ export class ForwarderMetrics {
   readonly informerEvents: Counter<'informer' | 'type'>;
   /** Full resyncs run. */
   readonly resyncs: Counter;
+  /** Host watch events recognised as echoes of the function's own writes, by where dropped. */
+  readonly echoesDropped: Counter<'stage'>;
   /** Leader-election transitions (`acquired`, `lost`). */
   readonly leaderTransitions: Counter<'transition'>;
 
@@ -124,6 +126,12 @@ export class ForwarderMetrics {
     this.resyncs = new Counter({
       name: `${PREFIX}resyncs_total`,
       help: 'Full resyncs run (every virtual key queued, orphans and drift checked).',
+      registers,
+    });
+    this.echoesDropped = new Counter({
+      name: `${PREFIX}host_echoes_dropped_total`,
+      help: 'Host copy changes recognised as echoes of the functions own writes and not sent (stage: watch = on arrival, dispatch = when batched).',
+      labelNames: ['stage'],
       registers,
     });
     this.leaderTransitions = new Counter({

@@ -14,9 +14,17 @@ export interface Trigger {
   cause: string;
   /** Send this key in an invocation of its own (set after a whole invocation failed). */
   solo?: boolean;
+  /**
+   * Every coalesced trigger was a change of the managed host copy (no virtual change, resync or
+   * reference among them): the item may be the echo of the function's own write (`own-writes.ts`).
+   */
+  hostOnly?: boolean;
 }
 
-/** Latest direction and cause win; the earliest arrival time and any `solo` are kept. */
+/**
+ * Latest direction and cause win; the earliest arrival time and any `solo` are kept; `hostOnly`
+ * only while every trigger is.
+ */
 export function mergeTriggers(waiting: Trigger, incoming: Trigger): Trigger {
   const merged: Trigger = {
     direction: incoming.direction,
@@ -24,5 +32,6 @@ export function mergeTriggers(waiting: Trigger, incoming: Trigger): Trigger {
     cause: incoming.cause,
   };
   if (waiting.solo || incoming.solo) merged.solo = true;
+  if (waiting.hostOnly && incoming.hostOnly) merged.hostOnly = true;
   return merged;
 }

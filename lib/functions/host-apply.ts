@@ -138,7 +138,7 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
     try {
       for (const write of plan.hostWrites) {
         const made = await applyWrite(env.client, write);
-        if (made) written.push(summarizeHostWrite(write));
+        if (made) written.push(made);
       }
     } catch (err) {
       if (err instanceof StalePlan) {
@@ -246,21 +246,28 @@ async function getOrNull(
  * in the wanted state (a delete of an object that is gone). Throws {@link StalePlan} when the
  * write lost a race, any other error as is.
  */
-async function applyWrite(client: KubeClient, write: HostWrite): Promise<boolean> {
+/** Makes one host write; resolves with its summary, or undefined when there was nothing to do. */
+async function applyWrite(
+  client: KubeClient,
+  write: HostWrite,
+): Promise<HostWriteSummary | undefined> {
   const type = resourceByPlural(write.resource);
   if (!type) throw new TypeError(`the plan writes unknown resource "${write.resource}"`);
   try {
-    if (write.verb === 'create') await client.create(type, write.object);
-    else if (write.verb === 'update') await client.update(type, write.object);
-    else {
+    if (write.verb === 'delete') {
       await client.delete(type, write.name, {
         namespace: write.namespace,
         preconditions: write.preconditions,
       });
+      return summarizeHostWrite(write);
     }
-    return true;
+    const stored =
+      write.verb === 'create'
+        ? await client.create(type, write.object)
+        : await client.update(type, write.object);
+    return summarizeHostWrite(write, stored.metadata.resourceVersion);
   } catch (err) {
-    if (write.verb === 'delete' && err instanceof NotFoundError) return false;
+    if (write.verb === 'delete' && err instanceof NotFoundError) return undefined;
     if (err instanceof ConflictError || err instanceof AlreadyExistsError) throw new StalePlan(err);
     if (write.verb === 'update' && err instanceof NotFoundError) throw new StalePlan(err);
     throw err;

@@ -29,10 +29,17 @@ describe('sync function', () => {
     expect(result.results).toHaveLength(1);
     const r = result.results[0]!;
     expect(r).toMatchObject({ id: 'a', status: 'applied', reasonCode: 'created' });
-    expect(r.hostWrites).toEqual([
-      { verb: 'create', resource: 'endpoints', namespace: HOST_NS, name: hostName('db') },
-    ]);
     const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
+    // The written version is reported, so the forwarder can recognise this write's watch event.
+    expect(r.hostWrites).toEqual([
+      {
+        verb: 'create',
+        resource: 'endpoints',
+        namespace: HOST_NS,
+        name: hostName('db'),
+        resourceVersion: copy.metadata.resourceVersion,
+      },
+    ]);
     expect(copy.metadata.labels?.['app']).toBe('p-db');
     expect((copy as unknown as { subsets: unknown }).subsets).toEqual([
       { addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 5432, protocol: 'TCP' }] },
