@@ -1,16 +1,16 @@
-# The forwarder's image (deploy/ runs `node bin/endpoint-sync.js forward` in it). Node runs the
-# TypeScript sources directly, so the image is the sources plus the runtime dependencies.
+# The forwarder's image: deploy/deployment.yaml runs `node forward.mjs` (the `forward` command
+# bundled by scripts/build-forwarder.ts: one file with its dependencies, no TypeScript loader).
 #   docker build -t registry.example.com/endpoint-sync:0.1.0 .
+FROM node:22-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN node scripts/build-forwarder.ts
+
 FROM node:22-slim
 WORKDIR /app
-ENV NODE_ENV=production
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY bin ./bin
-COPY lib ./lib
-COPY functions ./functions
-COPY schema ./schema
-COPY examples ./examples
+COPY --from=build /src/dist/forwarder/forward.mjs ./forward.mjs
 USER node
-ENTRYPOINT ["node", "bin/endpoint-sync.js"]
+ENTRYPOINT ["node", "forward.mjs"]
 CMD ["--help"]

@@ -10,7 +10,8 @@
  * b. steady-state latency: 200 changes/s (subsets of distinct Endpoints, in the virtual store)
  *    for ~20 s; latency = host commit of the copy minus virtual commit of the change, both seen
  *    in this process on one clock; p50/p99; target p99 <= 100 ms;
- * c. forwarder RSS with 10,000 Endpoints: the production `endpoint-sync forward` command as a
+ * c. forwarder RSS with 10,000 Endpoints: the production artifact (`dist/forwarder/forward.mjs`,
+ *    the bundled `endpoint-sync forward`; the TypeScript sources too, for reference) as a
  *    child process against the same clusters; VmRSS/VmHWM from /proc after its initial sync of
  *    all 10,000 keys is done (it logs `initial sync done`), beside a bare `node` process;
  *    target <= 150 MB;
@@ -26,12 +27,36 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 import { RESOURCES as KUBE_RESOURCES } from '../lib/kube/index.ts';
 import type { KubeObject } from '../lib/kube/object.ts';
 import { type ClusterStore, RESOURCES as EMULATED } from '../lib/local/apiserver/index.ts';
 import { LOCAL_FUNCTION_NAME, startStack } from '../lib/local/stack.ts';
+import { buildForwarder, FORWARDER_BUNDLE } from '../scripts/build-forwarder.ts';
 
 const OBJECTS = Number(process.env['E2E_BENCH_OBJECTS'] ?? 10_000);
+/**
+ * Node flags of the child forwarder: the NODE_OPTIONS of deploy/deployment.yaml, so (c) measures
+ * the forwarder as it is deployed (E2E_BENCH_NODE_FLAGS overrides, '' for none).
+ */
+function deployedNodeOptions(): string {
+  const text = readFileSync(new URL('../deploy/deployment.yaml', import.meta.url), 'utf8');
+  for (const doc of parseAllDocuments(text)) {
+    const deployment = doc.toJS() as {
+      kind?: string;
+      spec?: {
+        template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } };
+      };
+    } | null;
+    if (deployment?.kind !== 'Deployment') continue;
+    const env = deployment.spec?.template?.spec?.containers?.[0]?.env ?? [];
+    return env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  }
+  return '';
+}
+const NODE_FLAGS = (process.env['E2E_BENCH_NODE_FLAGS'] ?? deployedNodeOptions())
+  .split(' ')
+  .filter(Boolean);
 const RATE = 200;
 const STEADY_MS = 20_000;
 const BASELINE_CONCURRENCY = 32;
@@ -239,63 +264,74 @@ try {
   await stack.forwarder.stop();
   unwatch();
 
-  // ---- c. forwarder RSS (child process)
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'forward',
-      '--virtual-kubeconfig',
-      stack.virtual.kubeconfigPath,
-      '--host-kubeconfig',
-      stack.host.kubeconfigPath,
-      '--function',
-      LOCAL_FUNCTION_NAME,
-      '--endpoint',
-      stack.lambda.endpoint,
-      '--region',
-      stack.lambda.region,
-      '--name',
-      stack.identity.name,
-      '--namespace',
-      HNS,
-      '--config-uri',
-      stack.configUri,
-      '--kube-qps',
-      '1000',
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
-    },
-  );
-  const childStart = performance.now();
-  const initialDone = new Promise<void>((resolve, reject) => {
-    let buffered = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      if (buffered.includes('initial sync done')) resolve();
-      buffered = buffered.slice(-200);
+  // ---- c. forwarder RSS (child process): the production bundle, and the sources for reference
+  /** Runs `endpoint-sync forward` from `entry` until its initial sync is done; its memory then. */
+  const childForwarder = async (entry: string[]) => {
+    const child = spawn(
+      process.execPath,
+      [
+        ...NODE_FLAGS,
+        ...entry,
+        '--virtual-kubeconfig',
+        stack.virtual.kubeconfigPath,
+        '--host-kubeconfig',
+        stack.host.kubeconfigPath,
+        '--function',
+        LOCAL_FUNCTION_NAME,
+        '--endpoint',
+        stack.lambda.endpoint,
+        '--region',
+        stack.lambda.region,
+        '--name',
+        stack.identity.name,
+        '--namespace',
+        HNS,
+        '--config-uri',
+        stack.configUri,
+        '--kube-qps',
+        '1000',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+      },
+    );
+    const childStart = performance.now();
+    const initialDone = new Promise<void>((resolve, reject) => {
+      let buffered = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        buffered += chunk;
+        if (buffered.includes('initial sync done')) resolve();
+        buffered = buffered.slice(-200);
+      });
+      child.once('exit', (code) => reject(new Error(`endpoint-sync forward exited with ${code}`)));
     });
-    child.once('exit', (code) => reject(new Error(`endpoint-sync forward exited with ${code}`)));
-  });
-  const deadline = new AbortController();
-  await Promise.race([
-    initialDone,
-    sleep(120_000, undefined, { signal: deadline.signal }).then(() => {
-      throw new Error('the child forwarder did not finish its initial sync within 120 s');
-    }),
-  ]).finally(() => deadline.abort());
-  const childSyncMs = performance.now() - childStart;
-  let childMem = { rss: 0, hwm: 0 };
-  for (let i = 0; i < 10; i++) {
-    const m = memoryOf(child.pid!);
-    childMem = { rss: Math.max(childMem.rss, m.rss), hwm: m.hwm };
-    await sleep(100);
-  }
-  const childExit = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await childExit;
+    const deadline = new AbortController();
+    await Promise.race([
+      initialDone,
+      sleep(120_000, undefined, { signal: deadline.signal }).then(() => {
+        throw new Error('the child forwarder did not finish its initial sync within 120 s');
+      }),
+    ]).finally(() => deadline.abort());
+    const childSyncMs = performance.now() - childStart;
+    let childMem = { rss: 0, hwm: 0 };
+    for (let i = 0; i < 10; i++) {
+      const m = memoryOf(child.pid!);
+      childMem = { rss: Math.max(childMem.rss, m.rss), hwm: m.hwm };
+      await sleep(100);
+    }
+    const childExit = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await childExit;
+    return { mem: childMem, syncMs: childSyncMs };
+  };
+  await buildForwarder();
+  const bundled = await childForwarder([
+    fileURLToPath(new URL(`../${FORWARDER_BUNDLE}`, import.meta.url)),
+  ]);
+  const sources = await childForwarder([BIN, 'forward']);
+  const childMem = bundled.mem;
+  const childSyncMs = bundled.syncMs;
   const bareMem = await idleProcessMemory('setTimeout(() => {}, 60_000)');
   const codeMem = await idleProcessMemory(
     `await import(${JSON.stringify(FORWARD_COMMAND)}); setTimeout(() => {}, 60_000)`,
@@ -352,10 +388,16 @@ try {
       `${duringResync.latencies.length} changes; lost ${duringResync.lost}; resync items share the queue`,
     ],
     [
-      `c. forwarder RSS, ${OBJECTS} Endpoints (child)`,
+      `c. forwarder RSS, ${OBJECTS} Endpoints (bundle)`,
       `${mb(childMem.rss)} (peak ${mb(childMem.hwm)})`,
-      `forward code loaded, no objects: ${mb(codeMem.rss)}; bare node: ${mb(bareMem.rss)}`,
-      `<= 150 MB ${childMem.hwm <= 150 ? 'ok' : 'MISSED'}; its initial sync (500 items/s default) ${s(childSyncMs)}`,
+      `bare node: ${mb(bareMem.rss)}`,
+      `<= 150 MB ${childMem.hwm <= 150 ? 'ok' : 'MISSED'}; node ${NODE_FLAGS.join(' ') || '(no flags)'}; initial sync (500 items/s default) ${s(childSyncMs)}`,
+    ],
+    [
+      `   same, run from the TypeScript sources`,
+      `${mb(sources.mem.rss)} (peak ${mb(sources.mem.hwm)})`,
+      `sources loaded, no objects: ${mb(codeMem.rss)}`,
+      'bin/endpoint-sync.js forward (type stripping, every module of the CLI)',
     ],
   );
   const header = ['measure', 'value', 'baseline (same run)', 'target / note'];

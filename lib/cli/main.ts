@@ -57,9 +57,23 @@ export async function main(argv: string[], io: CommandIO = processIO): Promise<n
     io.stderr.write(`endpoint-sync: unknown command "${name}"\n\n${await overview()}`);
     return 1;
   }
+  return runCommand(name, command, rest, io);
+}
+
+/**
+ * Parses `argv` for one command (strict: unknown flags are errors), runs it, and turns user errors
+ * into one line on stderr. Used by {@link main} and by single-command entry points such as the
+ * forwarder's bundle (`lib/cli/forward-main.ts`).
+ */
+export async function runCommand(
+  name: string,
+  command: Command,
+  argv: string[],
+  io: CommandIO = processIO,
+): Promise<number> {
   try {
     const { values, positionals } = parseArgs({
-      args: rest,
+      args: argv,
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       allowPositionals: command.allowPositionals ?? false,
       strict: true,

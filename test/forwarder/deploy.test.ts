@@ -60,7 +60,7 @@ describe('deploy/', () => {
     expect(settings.hostKubeconfig.startsWith(container.volumeMounts[0]!.mountPath)).toBe(true);
     expect(container.ports[0]!.containerPort).toBe(settings.metricsPort);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(settings.shutdownTimeoutSeconds);
-    expect(container.command).toEqual(['node', 'bin/endpoint-sync.js', 'forward']);
+    expect(container.command).toEqual(['node', 'forward.mjs']);
     expect(container.readinessProbe.httpGet.path).toBe('/readyz');
     expect(container.livenessProbe.httpGet.path).toBe('/healthz');
   });
