@@ -33,6 +33,7 @@ import type { KubeObject } from '../lib/kube/object.ts';
 import { type ClusterStore, RESOURCES as EMULATED } from '../lib/local/apiserver/index.ts';
 import { LOCAL_FUNCTION_NAME, startStack } from '../lib/local/stack.ts';
 import { buildForwarder, FORWARDER_BUNDLE } from '../scripts/build-forwarder.ts';
+import { percentile } from './support/percentile.ts';
 
 const OBJECTS = Number(process.env['E2E_BENCH_OBJECTS'] ?? 10_000);
 /**
@@ -65,11 +66,6 @@ const FORWARD_COMMAND = new URL('../lib/cli/commands/forward.ts', import.meta.ur
 const NAMESPACES = ['default', 'team-a', 'team-b', 'team-c'];
 
 const endpointsType = EMULATED.find((r) => r.name === 'endpoints')!;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
 
 function keyOf(i: number): { namespace: string; name: string } {
   return { namespace: NAMESPACES[i % NAMESPACES.length]!, name: `svc-${i}` };

@@ -33,6 +33,7 @@ import {
 import type { KubeObject } from '../lib/kube/object.ts';
 import { startCluster } from '../lib/local/apiserver/index.ts';
 import { createExpressionEngine } from '../lib/patches/expression/index.ts';
+import { percentile } from './support/percentile.ts';
 
 const run = promisify(execFile);
 const HOST_NS = 'vc-host';
@@ -52,12 +53,6 @@ const CONFIG = `sync:
           expression: virtualToHostDNS(value)
 `;
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (
-    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
-  );
-}
 const median = (v: number[]) => percentile(v, 50);
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 
