@@ -55,7 +55,7 @@ export interface StackOptions {
   markerDomain?: string;
   /** Where the kubeconfigs of the emulated clusters are written (default a new temp dir). */
   kubeconfigDir?: string;
-  /** Seed of the emulators' fault injection. */
+  /** Seed of the emulators (uids, fault injection); the host cluster uses `seed + 1`. */
   seed?: number;
   /**
    * Start the forwarder before resolving (default true). With `false` the caller starts it with
@@ -118,7 +118,8 @@ async function side(
   const emulator = await startCluster({
     name: label,
     namespaces,
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    // Each side its own seed, so the two clusters never hand out the same uids (real ones don't).
+    seed: (options.seed ?? 1) + (label === 'host' ? 1 : 0),
   });
   const kubeconfigPath = join(await dir(), `${label}.kubeconfig`);
   await writeFile(kubeconfigPath, emulator.kubeconfig, { mode: 0o600 });
