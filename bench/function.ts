@@ -22,7 +22,7 @@ import { deflateRawSync } from 'node:zlib';
 import { buildFunctions } from '../functions/build.ts';
 import { parseConfig } from '../lib/config/index.ts';
 import type { EventItem } from '../lib/contract/index.ts';
-import { createSyncHandler, syncItem } from '../lib/functions/index.ts';
+import { createSyncHandler, singleTenant, syncItem } from '../lib/functions/index.ts';
 import {
   createKubeClient,
   type KubeClient,
@@ -147,6 +147,9 @@ handler(event).then((r) => { process.stdout.write(JSON.stringify({ ms: performan
       ...process.env,
       CONFIG_URI: pathToFileURL(configPath).href,
       HOST_CREDENTIALS: `inline:${cluster.kubeconfig}`,
+      VIRTUAL_CLUSTER_NAME: VC,
+      VIRTUAL_CLUSTER_NAMESPACE: HOST_NS,
+      ALLOW_LOCAL_FILES: 'true',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       POWERTOOLS_METRICS_DISABLED: 'true',
     };
@@ -184,7 +187,12 @@ handler(event).then((r) => { process.stdout.write(JSON.stringify({ ms: performan
     });
     const handler = createSyncHandler({
       host,
-      config: configPath,
+      tenants: singleTenant({
+        name: VC,
+        namespace: HOST_NS,
+        config: configPath,
+        allowLocalFiles: true,
+      }),
       telemetry: { logLevel: 'SILENT', metrics: false },
     });
     const batch = (generation: number) => ({

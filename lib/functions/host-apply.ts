@@ -28,6 +28,7 @@ import {
   resourceByPlural,
 } from '../sync/index.ts';
 import type { HostWrite, ObjectKey, VirtualClusterIdentity } from '../sync/types.ts';
+import type { NamespaceScope } from '../tenancy/index.ts';
 
 /** Default number of plan-and-write rounds before a contended key is reported as failed. */
 export const DEFAULT_MAX_ROUNDS = 3;
@@ -47,6 +48,18 @@ export interface ItemSyncEnv {
   note?: string;
   /** Called when the host answered 401, so cached credentials can be dropped. */
   onUnauthorized?: () => void;
+  /**
+   * The tenant's reach on the host (from its registry entry). A plan that would read or write
+   * outside it fails the item before anything is written.
+   */
+  scope?: HostScope;
+}
+
+/** Host namespaces and resources one tenant may touch. */
+export interface HostScope {
+  namespaces: NamespaceScope;
+  /** Resource plurals. */
+  resources: ReadonlySet<string>;
 }
 
 /** The result of one item plus what the metrics want to know about it. */
@@ -111,6 +124,9 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
     });
   }
   const hostKey = hostKeyOf(row.kind, item.key, env.identity, env.config);
+  if (env.scope && !env.scope.namespaces.allows(hostKey.namespace)) {
+    return finish(outsideScope(`${row.plural} ${hostKey.namespace}/${hostKey.name}`));
+  }
   const maxRounds = env.maxRounds ?? DEFAULT_MAX_ROUNDS;
   let lastRace: KubeApiError | undefined;
 
@@ -134,6 +150,12 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
       if (written.length > 0)
         return finish({ status: 'applied', reasonCode: plan.reasonCode, reason: plan.reason });
       return finish({ status: plan.status, reasonCode: plan.reasonCode, reason: plan.reason });
+    }
+    const outside =
+      env.scope &&
+      plan.hostWrites.map((w) => summarizeHostWrite(w)).find((w) => !withinScope(env.scope!, w));
+    if (outside) {
+      return finish(outsideScope(`${outside.resource} ${outside.namespace}/${outside.name}`));
     }
     try {
       for (const write of plan.hostWrites) {
@@ -195,7 +217,12 @@ async function readAndPlan(
     const readable = missing.filter(
       (ref) =>
         findResource(ref.apiVersion, ref.kind) !== undefined &&
-        ownsHostNamespace(ref.namespace, env.identity, env.config),
+        ownsHostNamespace(ref.namespace, env.identity, env.config) &&
+        (!env.scope ||
+          withinScope(env.scope, {
+            resource: findResource(ref.apiVersion, ref.kind)!.plural,
+            namespace: ref.namespace,
+          })),
     );
     for (const ref of missing) if (!readable.includes(ref)) hostRefs.set(refId(ref), null);
     if (readable.length === 0) break;
@@ -272,6 +299,25 @@ async function applyWrite(
     if (write.verb === 'update' && err instanceof NotFoundError) throw new StalePlan(err);
     throw err;
   }
+}
+
+function withinScope(scope: HostScope, at: { resource: string; namespace: string }): boolean {
+  return scope.resources.has(at.resource) && scope.namespaces.allows(at.namespace);
+}
+
+/** The plan reached outside the tenant's registered namespaces or resources: nothing is written. */
+function outsideScope(what: string): {
+  status: 'failed';
+  reasonCode: string;
+  reason: string;
+  retryable: boolean;
+} {
+  return {
+    status: 'failed',
+    reasonCode: 'namespace-not-allowed',
+    reason: `the sync would touch ${what}, outside the host namespaces and resources registered for this tenant; nothing was written (fix the namespace mappings, or ask the platform operator to register the namespace)`,
+    retryable: false,
+  };
 }
 
 function describeWritten(written: HostWriteSummary[]): string {

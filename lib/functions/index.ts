@@ -19,7 +19,13 @@ export {
   eksToken,
 } from './eks-token.ts';
 export { FunctionSettingsError, HostCredentialsError } from './errors.ts';
-export { DEFAULT_MAX_ROUNDS, type ItemOutcome, type ItemSyncEnv, syncItem } from './host-apply.ts';
+export {
+  DEFAULT_MAX_ROUNDS,
+  type HostScope,
+  type ItemOutcome,
+  type ItemSyncEnv,
+  syncItem,
+} from './host-apply.ts';
 export {
   createTelemetry,
   type ItemRecord,
@@ -37,3 +43,10 @@ export {
   type SyncHandlerOptions,
 } from './sync-handler.ts';
 export { DEFAULT_CONCURRENCY, itemKeyOf, runItems } from './sync-items.ts';
+export {
+  type RegistryTenantsOptions,
+  registryTenants,
+  type SingleTenantSpec,
+  singleTenant,
+  tenantGateFromSettings,
+} from './tenants.ts';

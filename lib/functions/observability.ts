@@ -44,6 +44,8 @@ export interface TelemetryStats {
   configStale: number;
   /** Total time spent evaluating expression patches, in ms. */
   patchEvalMs: number;
+  /** Events (or items) refused by the tenant gate, by refusal code. */
+  refused: Record<string, number>;
 }
 
 /** What one item's processing adds to the invocation's metrics. */
@@ -73,6 +75,7 @@ export class Telemetry {
     configInvalid: 0,
     configStale: 0,
     patchEvalMs: 0,
+    refused: {},
   };
   /** Counts of the current invocation, flushed as EMF by {@link Telemetry.flush}. */
   #pending = new Map<
@@ -148,6 +151,16 @@ export class Telemetry {
       this.#count('HostWrites', result.hostWrites.length, MetricUnit.Count);
     if (record.replans > 0) this.#count('HostConflictReplans', record.replans, MetricUnit.Count);
     this.#count('PatchEvaluationTime', record.patchEvalMs, MetricUnit.Milliseconds);
+  }
+
+  /**
+   * Logs and counts one refusal of the tenant gate (metric `Refused` with the code as its
+   * reason dimension). `fields` name the claimed tenant and the reason, never event data.
+   */
+  refused(code: string, fields: Record<string, unknown>): void {
+    this.#stats.refused[code] = (this.#stats.refused[code] ?? 0) + 1;
+    this.logger.error('event refused', { ...fields, reasonCode: code });
+    this.#count('Refused', 1, MetricUnit.Count, code);
   }
 
   /** Counts configuration reloads and rejections seen since the last call (deltas). */

@@ -10,22 +10,31 @@ import { DEFAULT_CONCURRENCY } from './sync-items.ts';
 
 /** Everything the environment configures. */
 export interface FunctionSettings {
-  /** `CONFIG_URI`: the default configuration (events may name their own). */
+  /**
+   * `TENANT_REGISTRY`: `s3://bucket/prefix/` of the tenant registry. When set the function serves
+   * many tenants and accepts only signed events; when unset it serves the one tenant below.
+   */
+  tenantRegistry: string | undefined;
+  /** `CONFIG_URI`: the single tenant's configuration. */
   configUri: string | undefined;
+  /** `SIGNING_KEYS`: the single tenant's signing keys; when set, unsigned events are refused. */
+  signingKeys: string | undefined;
+  /** `REPLAY_WINDOW_S`: how far a signed event's time may be from the function's clock. */
+  replayWindowMs: number;
   /** `HOST_CREDENTIALS`: see credentials.ts. */
   hostCredentials: string | undefined;
-  /** `VIRTUAL_CLUSTER_NAME`: when set, events for another virtual cluster are refused. */
+  /** `VIRTUAL_CLUSTER_NAME`: the single tenant's virtual cluster. */
   virtualClusterName: string | undefined;
-  /** `VIRTUAL_CLUSTER_NAMESPACE`: when set, events for another host namespace are refused. */
+  /** `VIRTUAL_CLUSTER_NAMESPACE`: the single tenant's host namespace. */
   virtualClusterNamespace: string | undefined;
-  /** `MARKER_DOMAIN`: marker domain for events that carry none. */
+  /** `MARKER_DOMAIN`: marker domain of tenants whose entry sets none. */
   markerDomain: string | undefined;
   /** `SYNC_CONCURRENCY`: keys processed at once per invocation. */
   concurrency: number;
   /** `SYNC_MAX_ROUNDS`: plan-and-write rounds per item before a contended key fails. */
   maxRounds: number;
-  /** `ALLOW_EVENT_CONFIG`: whether an event's `config` URI is honoured (default true). */
-  allowEventConfig: boolean;
+  /** `ALLOW_LOCAL_FILES`: whether `file://` configurations and `file:`/`inline:` secrets are read (local runs only; default false). */
+  allowLocalFiles: boolean;
   /** `KUBE_QPS`, `KUBE_BURST`, `KUBE_TIMEOUT_MS`, `KUBE_MAX_ATTEMPTS`. */
   kube: KubeClientOptions;
   /** `CONFIG_REVALIDATE_MS`, `S3_ENDPOINT` (local object stores; path-style), `S3_ACCESS_KEY_ID`/`S3_SECRET_ACCESS_KEY`. */
@@ -58,12 +67,30 @@ function text(env: Env, name: string): string | undefined {
 
 /** Reads and checks the settings. Throws {@link FunctionSettingsError} naming the variable. */
 export function settingsFromEnv(env: Env = process.env): FunctionSettings {
-  const allow = text(env, 'ALLOW_EVENT_CONFIG') ?? 'true';
-  if (allow !== 'true' && allow !== 'false') {
+  if (text(env, 'ALLOW_EVENT_CONFIG') !== undefined) {
     throw new FunctionSettingsError(
       'ALLOW_EVENT_CONFIG',
-      `expected true or false, got ${JSON.stringify(allow)}`,
+      'is gone: events no longer choose their configuration; a single tenant uses CONFIG_URI, many tenants use TENANT_REGISTRY (see docs/security.md)',
     );
+  }
+  const allow = text(env, 'ALLOW_LOCAL_FILES') ?? 'false';
+  if (allow !== 'true' && allow !== 'false') {
+    throw new FunctionSettingsError('ALLOW_LOCAL_FILES', 'expected true or false');
+  }
+  const tenantRegistry = text(env, 'TENANT_REGISTRY');
+  if (tenantRegistry !== undefined && !/^(s3:\/\/[^/]+\/.*|file:\/\/\/.+)$/.test(tenantRegistry)) {
+    throw new FunctionSettingsError('TENANT_REGISTRY', 'expected s3://bucket/prefix/');
+  }
+  if (tenantRegistry === undefined) {
+    const missing = ['VIRTUAL_CLUSTER_NAME', 'VIRTUAL_CLUSTER_NAMESPACE', 'CONFIG_URI'].filter(
+      (name) => text(env, name) === undefined,
+    );
+    if (missing.length > 0) {
+      throw new FunctionSettingsError(
+        missing[0]!,
+        `a single-tenant function needs ${missing.join(', ')} (or set TENANT_REGISTRY to serve many tenants)`,
+      );
+    }
   }
   const s3Endpoint = text(env, 'S3_ENDPOINT');
   const s3Key = text(env, 'S3_ACCESS_KEY_ID');
@@ -71,14 +98,17 @@ export function settingsFromEnv(env: Env = process.env): FunctionSettings {
   const server = text(env, 'HOST_API_SERVER');
   const caData = text(env, 'HOST_CA_DATA');
   return {
+    tenantRegistry,
     configUri: text(env, 'CONFIG_URI'),
+    signingKeys: text(env, 'SIGNING_KEYS'),
+    replayWindowMs: integer(env, 'REPLAY_WINDOW_S', 300, 1) * 1000,
     hostCredentials: env['HOST_CREDENTIALS'],
     virtualClusterName: text(env, 'VIRTUAL_CLUSTER_NAME'),
     virtualClusterNamespace: text(env, 'VIRTUAL_CLUSTER_NAMESPACE'),
     markerDomain: text(env, 'MARKER_DOMAIN'),
     concurrency: integer(env, 'SYNC_CONCURRENCY', DEFAULT_CONCURRENCY, 1),
     maxRounds: integer(env, 'SYNC_MAX_ROUNDS', DEFAULT_MAX_ROUNDS, 1),
-    allowEventConfig: allow === 'true',
+    allowLocalFiles: allow === 'true',
     kube: {
       qps: integer(env, 'KUBE_QPS', 50, 1),
       burst: integer(env, 'KUBE_BURST', 100, 1),

@@ -1,12 +1,14 @@
 /**
- * The sync function: event v1 in, result v1 out. Validates the event at the boundary, gets the
- * configuration in force (cached, ETag-revalidated), the host client (cached credentials) and
- * the expression engine (one per process), then syncs every item (see host-apply.ts) and reports
- * each decision in logs and metrics.
+ * The sync function: event v1 in (signed, when it serves many tenants), result v1 out.
+ * Establishes the calling tenant (tenant gate: signature, registry entry), validates the event at
+ * the boundary, gets the tenant's configuration in force (cached, ETag-revalidated), the host
+ * client (cached credentials) and the expression engine (one per process), then syncs every item
+ * within the tenant's host namespaces (see host-apply.ts) and reports each decision in logs and
+ * metrics.
  */
 import {
   type ConfigSnapshot,
-  ConfigSource,
+  type ConfigSource,
   type ConfigSourceOptions,
   ConfigSources,
 } from '../config/source.ts';
@@ -14,7 +16,6 @@ import {
   type EventItem,
   failedItemResult,
   type ItemResult,
-  identityOf,
   parseEvent,
   RESULT_VERSION,
   type SyncEvent,
@@ -23,6 +24,7 @@ import {
 import { type KubeClient, KubeClient as KubeClientClass } from '../kube/index.ts';
 import { createExpressionEngine } from '../patches/expression/index.ts';
 import type { Evaluator } from '../patches/types.ts';
+import type { TenantEntry, TenantGate } from '../tenancy/index.ts';
 import {
   createHostClientProvider,
   type HostClientProvider,
@@ -38,6 +40,7 @@ import {
 } from './observability.ts';
 import { settingsFromEnv } from './settings.ts';
 import { DEFAULT_CONCURRENCY, runItems } from './sync-items.ts';
+import { tenantGateFromSettings } from './tenants.ts';
 
 /** The part of the Lambda context the handler reads. */
 export interface InvocationContext {
@@ -50,22 +53,19 @@ export interface InvocationContext {
 export interface SyncHandlerOptions {
   /** The host cluster: a ready client or a (credential-caching) provider. */
   host: KubeClient | HostClientProvider;
-  /** Configuration for events that name none: a URI (`s3://`, `file://`, path) or a ready source. */
-  config?: string | ConfigSource;
-  /** Options of the sources the handler creates (S3 endpoint, revalidation interval). */
+  /**
+   * Who may call and what each caller may touch: {@link singleTenant} for one tenant, a gate over
+   * a tenant registry (signed events) for many (see tenants.ts).
+   */
+  tenants: TenantGate;
+  /** Options of the configuration sources the handler creates (S3 endpoint, revalidation interval). */
   configSourceOptions?: ConfigSourceOptions;
-  /** Honour an event's own `config` URI (multi-tenant); default true. */
-  allowEventConfig?: boolean;
   /** The expression evaluator (default: one QuickJS engine, created on first use). */
   evaluator?: Evaluator;
   /** Keys processed at once (default 8). */
   concurrency?: number;
   /** Plan-and-write rounds per item before a contended key fails (default 3). */
   maxRounds?: number;
-  /** Marker domain for events that carry none (default `virtualcluster.loft.sh`). */
-  markerDomain?: string;
-  /** When set, events for any other virtual cluster / host namespace are refused. */
-  virtualCluster?: { name?: string; namespace?: string };
   /** A ready telemetry (shared), or options for the handler's own. */
   telemetry?: Telemetry | TelemetryOptions;
   /** Items are not started with less than this much invocation time left (default 2000 ms). */
@@ -87,10 +87,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   const host =
     options.host instanceof KubeClientClass ? staticHostClient(options.host) : options.host;
   const sources = new ConfigSources(options.configSourceOptions ?? {});
-  const defaultSource =
-    typeof options.config === 'string'
-      ? new ConfigSource(options.config, options.configSourceOptions ?? {})
-      : options.config;
+  const tenants = options.tenants;
   const lastStats = new WeakMap<ConfigSource, { reloads: number; invalid: number }>();
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const reserveMs = options.deadlineReserveMs ?? 2_000;
@@ -102,15 +99,24 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   };
 
   const handler = async (input: unknown, context: InvocationContext = {}): Promise<SyncResult> => {
-    const parsed = parseEvent(input);
+    let admission: Awaited<ReturnType<TenantGate['admit']>>;
+    try {
+      admission = await tenants.admit(input);
+    } catch (err) {
+      telemetry.logger.error('event rejected', { error: (err as Error).message });
+      throw err;
+    }
+    const parsed = parseEvent(admission.event);
     if (!parsed.ok) {
       telemetry.logger.error('event rejected', { error: parsed.error.message });
       throw parsed.error;
     }
     const event = parsed.event;
     const requestId = context.awsRequestId;
+    const tenant = admission.ok ? admission.entry.tenant : admission.claimedTenant;
     const fields = {
       ...(requestId ? { requestId } : {}),
+      ...(tenant ? { tenant } : {}),
       virtualCluster: `${event.virtualCluster.namespace}/${event.virtualCluster.name}`,
     };
     telemetry.invocation({ ...fields, items: event.items.length + parsed.rejectedItems.length });
@@ -139,7 +145,15 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
         record(item, failedItemResult(item, reason, reasonCode, retryable)),
       );
 
-    const results = await syncEvent(event, context, warnings, record, failAll);
+    const refusal = admission.ok ? tenants.check(event, admission.entry) : admission.refusal;
+    let results: ItemResult[];
+    if (refusal) {
+      telemetry.refused(refusal.code, { ...fields, reason: refusal.reason });
+      results = failAll(refusal.reason, refusal.code, refusal.retryable);
+    } else {
+      const entry = (admission as { entry: TenantEntry }).entry;
+      results = await syncEvent(event, entry, context, warnings, record, failAll);
+    }
     for (const [i, result] of results.entries()) byIndex.set(validIndexes[i]!, result);
     for (const r of parsed.rejectedItems) {
       telemetry.item({
@@ -161,6 +175,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
 
   const syncEvent = async (
     event: SyncEvent,
+    entry: TenantEntry,
     context: InvocationContext,
     warnings: string[],
     record: (
@@ -171,32 +186,13 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
     failAll: (reason: string, reasonCode: string, retryable: boolean) => ItemResult[],
   ): Promise<ItemResult[]> => {
     if (event.items.length === 0) return [];
-    const want = options.virtualCluster;
-    if (
-      (want?.name !== undefined && want.name !== event.virtualCluster.name) ||
-      (want?.namespace !== undefined && want.namespace !== event.virtualCluster.namespace)
-    ) {
-      const reason = `this function serves virtual cluster ${want.namespace ?? '*'}/${want.name ?? '*'}, not ${event.virtualCluster.namespace}/${event.virtualCluster.name}; point the forwarder at the right function`;
-      telemetry.logger.error('event for another virtual cluster', { reason });
-      return failAll(reason, 'wrong-virtual-cluster', false);
-    }
 
-    // Configuration: the event's own (multi-tenant) or the function's default.
-    let source: ConfigSource | undefined;
+    // The tenant's configuration, as its registry entry names it (never as the event does).
+    let source: ConfigSource;
     try {
-      source =
-        event.config !== undefined && options.allowEventConfig !== false
-          ? sources.source(event.config)
-          : defaultSource;
+      source = sources.source(entry.config);
     } catch (err) {
       return failAll((err as Error).message, 'config-unavailable', false);
-    }
-    if (!source) {
-      return failAll(
-        'no configuration: the event names none and the function has no CONFIG_URI; set CONFIG_URI or send config in the event',
-        'config-unavailable',
-        false,
-      );
     }
     const snapshot = await source.get();
     noteConfig(source, snapshot);
@@ -233,9 +229,18 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
       );
     }
     const ev = await evaluator();
-    const identity = identityOf(event, options.markerDomain);
+    const identity = {
+      name: entry.virtualCluster.name,
+      hostNamespace: entry.virtualCluster.namespace,
+      markerDomain: tenants.markerDomainOf(entry),
+    };
     const config = snapshot.config;
     return runItems(event.items, concurrency, async (item) => {
+      if (!entry.resources.has(item.resource)) {
+        const reason = `tenant ${entry.tenant} may not sync ${item.resource}; the platform operator sets its resources in the tenant registry`;
+        telemetry.refused('resource-not-allowed', { tenant: entry.tenant, reason });
+        return record(item, failedItemResult(item, reason, 'resource-not-allowed', false));
+      }
       const left = context.getRemainingTimeInMillis?.();
       if (left !== undefined && left < reserveMs) {
         return record(
@@ -253,6 +258,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
         evaluator: ev,
         identity,
         config,
+        scope: { namespaces: entry.hostNamespaces, resources: entry.resources },
         ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
         ...(note ? { note } : {}),
         onUnauthorized: () => host.invalidate(),
@@ -324,18 +330,10 @@ export function createSyncHandlerFromEnv(
     });
     return createSyncHandler({
       host,
-      ...(settings.configUri ? { config: settings.configUri } : {}),
+      tenants: tenantGateFromSettings(settings),
       configSourceOptions: settings.configSource,
-      allowEventConfig: settings.allowEventConfig,
       concurrency: settings.concurrency,
       maxRounds: settings.maxRounds,
-      ...(settings.markerDomain ? { markerDomain: settings.markerDomain } : {}),
-      virtualCluster: {
-        ...(settings.virtualClusterName ? { name: settings.virtualClusterName } : {}),
-        ...(settings.virtualClusterNamespace
-          ? { namespace: settings.virtualClusterNamespace }
-          : {}),
-      },
     });
   } catch (err) {
     if (!(err instanceof FunctionSettingsError || err instanceof HostCredentialsError)) throw err;

@@ -13,7 +13,7 @@ import type { ForwarderOptions } from '../forwarder/forwarder.ts';
 import { createForwarder, type Forwarder } from '../forwarder/index.ts';
 import { LambdaInvoker } from '../forwarder/invoker.ts';
 import { type ForwarderLogger, silentLogger } from '../forwarder/logger.ts';
-import { createSyncHandler, type SyncHandler } from '../functions/index.ts';
+import { createSyncHandler, type SyncHandler, singleTenant } from '../functions/index.ts';
 import type { TelemetryOptions } from '../functions/observability.ts';
 import {
   AlreadyExistsError,
@@ -209,7 +209,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
     const handler = createSyncHandler({
       host: host.client,
-      config: configUri,
+      tenants: singleTenant({
+        name: identity.name,
+        namespace: identity.hostNamespace,
+        config: configUri,
+        markerDomain: identity.markerDomain,
+        allowLocalFiles: true,
+      }),
       configSourceOptions: {
         minRevalidateMs: options.configRevalidateMs ?? 1000,
         ...(objectStore
@@ -223,8 +229,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
             }
           : {}),
       },
-      markerDomain: identity.markerDomain,
-      virtualCluster: { name: identity.name, namespace: identity.hostNamespace },
       telemetry: options.telemetry ?? { logLevel: 'SILENT', metrics: false },
     });
     closers.push(() => handler.close());

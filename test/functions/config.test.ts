@@ -130,16 +130,17 @@ describe('sync function configuration', () => {
     expect(warm.warnings?.[0]).toContain('unreachable');
   });
 
-  it("honours the event's own configuration URI (multi-tenant), one cached source per URI", async () => {
+  it("refuses an event that names another configuration than its tenant's, and writes nothing", async () => {
     stack = await startStack({ config: PREFIX('default-') });
-    await stack.store.put(BUCKET, 'tenant.yaml', PREFIX('tenant-'));
-    await stack.invoke(
+    await stack.store.put(BUCKET, 'other-tenant.yaml', PREFIX('tenant-'));
+    const refused = await stack.invoke(
       event([item('a', 'one', endpoints('one', { labels: { app: 'x' } }))], {
-        config: stack.store.uri(BUCKET, 'tenant.yaml'),
+        config: stack.store.uri(BUCKET, 'other-tenant.yaml'),
       }),
     );
+    expect(refused.results[0]).toMatchObject({ status: 'failed', reasonCode: 'tenant-mismatch' });
+    expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
     await stack.invoke(event([item('b', 'two', endpoints('two', { labels: { app: 'x' } }))]));
-    expect(labelOf(stack, 'one')).toBe('tenant-x');
     expect(labelOf(stack, 'two')).toBe('default-x');
   });
 });

@@ -8,14 +8,17 @@ import type { EventItem, SyncEvent, SyncResult } from '../../lib/contract/index.
 import { parseResult } from '../../lib/contract/index.ts';
 import {
   createSyncHandler,
+  type SingleTenantSpec,
   type SyncHandler,
   type SyncHandlerOptions,
+  singleTenant,
 } from '../../lib/functions/index.ts';
 import { createKubeClient, type KubeClient, kubeConfigFromString } from '../../lib/kube/index.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { type LambdaEndpoint, startLambdaEndpoint } from '../../lib/local/lambda.ts';
 import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
+import type { TenantGate } from '../../lib/tenancy/index.ts';
 
 export const FUNCTION_NAME = 'endpoint-sync-dev-sync';
 export const HOST_NS = 'vc-host';
@@ -51,9 +54,13 @@ export interface Stack {
 
 /** Starts the stack; `options` override handler options. */
 export async function startStack(
-  options: Omit<Partial<SyncHandlerOptions>, 'config'> & {
+  options: Omit<Partial<SyncHandlerOptions>, 'tenants'> & {
     config?: string | false;
     kube?: Parameters<typeof createKubeClient>[1];
+    /** Overrides of the single tenant the handler serves (default: VC in HOST_NS, the bucket's config). */
+    tenant?: Partial<SingleTenantSpec>;
+    /** A whole gate instead (multi-tenant tests). */
+    tenants?: TenantGate;
   } = {},
 ): Promise<Stack> {
   const cluster = await startCluster({ namespaces: ['default', 'kube-system', HOST_NS] });
@@ -65,10 +72,17 @@ export async function startStack(
     requestTimeoutMs: 2_000,
     ...options.kube,
   });
-  const { config: _c, kube: _k, ...rest } = options;
+  const { config: _c, kube: _k, tenant, tenants, ...rest } = options;
   const handler = createSyncHandler({
     host,
-    config: store.uri(BUCKET, CONFIG_KEY),
+    tenants:
+      tenants ??
+      singleTenant({
+        name: VC,
+        namespace: HOST_NS,
+        config: store.uri(BUCKET, CONFIG_KEY),
+        ...tenant,
+      }),
     configSourceOptions: { minRevalidateMs: 0, s3: { client: store.client() } },
     telemetry: { logLevel: 'SILENT', metrics: false },
     ...rest,

@@ -14,7 +14,7 @@ import { buildFunctions } from '../../functions/build.ts';
 import { parseResult } from '../../lib/contract/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
-import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item } from './harness.ts';
+import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item, VC } from './harness.ts';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -55,6 +55,8 @@ beforeAll(async () => {
       String(httpPort),
       '--param=configBucket=configs',
       '--param=configKey=vc.yaml',
+      `--param=virtualClusterName=${VC}`,
+      `--param=virtualClusterNamespace=${HOST_NS}`,
       `--param=hostCredentials=file:${kubeconfig}`,
     ],
     {

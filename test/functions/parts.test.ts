@@ -19,9 +19,10 @@ import {
   parseHostCredentials,
   runItems,
   settingsFromEnv,
+  singleTenant,
 } from '../../lib/functions/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
-import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item } from './harness.ts';
+import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item, VC } from './harness.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -146,15 +147,31 @@ describe('host credentials', () => {
 
 describe('settings and the environment handler', () => {
   it('reads defaults and refuses malformed numbers naming the variable', () => {
-    const s = settingsFromEnv({ CONFIG_URI: 's3://b/k', HOST_CREDENTIALS: 'eks:x' });
+    const s = settingsFromEnv({
+      CONFIG_URI: 's3://b/k',
+      HOST_CREDENTIALS: 'eks:x',
+      VIRTUAL_CLUSTER_NAME: 'vc',
+      VIRTUAL_CLUSTER_NAMESPACE: 'vc-ns',
+    });
     expect(s).toMatchObject({
       configUri: 's3://b/k',
       concurrency: 8,
       maxRounds: 3,
-      allowEventConfig: true,
+      allowLocalFiles: false,
+      tenantRegistry: undefined,
+      replayWindowMs: 300_000,
     });
-    expect(() => settingsFromEnv({ SYNC_CONCURRENCY: 'lots' })).toThrow(FunctionSettingsError);
-    expect(() => settingsFromEnv({ SYNC_CONCURRENCY: '0' })).toThrow(/SYNC_CONCURRENCY/);
+    const tenant = { TENANT_REGISTRY: 's3://platform/tenants/' };
+    expect(() => settingsFromEnv({ ...tenant, SYNC_CONCURRENCY: 'lots' })).toThrow(
+      FunctionSettingsError,
+    );
+    expect(() => settingsFromEnv({ ...tenant, SYNC_CONCURRENCY: '0' })).toThrow(/SYNC_CONCURRENCY/);
+    expect(() => settingsFromEnv({ CONFIG_URI: 's3://b/k' })).toThrow(
+      /VIRTUAL_CLUSTER_NAME, VIRTUAL_CLUSTER_NAMESPACE .*TENANT_REGISTRY/,
+    );
+    expect(() => settingsFromEnv({ ...tenant, ALLOW_EVENT_CONFIG: 'true' })).toThrow(
+      /ALLOW_EVENT_CONFIG: is gone/,
+    );
   });
 
   it('syncs with file:// configuration and inline credentials from the environment', async () => {
@@ -163,7 +180,9 @@ describe('settings and the environment handler', () => {
     const handler = createSyncHandlerFromEnv({
       CONFIG_URI: pathToFileURL(path).href,
       HOST_CREDENTIALS: `inline:${cluster.kubeconfig}`,
-      VIRTUAL_CLUSTER_NAME: 'vc',
+      VIRTUAL_CLUSTER_NAME: VC,
+      VIRTUAL_CLUSTER_NAMESPACE: HOST_NS,
+      ALLOW_LOCAL_FILES: 'true',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     });
     cleanups.push(() => handler.close());
@@ -175,6 +194,8 @@ describe('settings and the environment handler', () => {
   it('a misconfigured function fails every item (retryable) naming the setting', async () => {
     const handler = createSyncHandlerFromEnv({
       CONFIG_URI: 'file:///x.yaml',
+      VIRTUAL_CLUSTER_NAME: VC,
+      VIRTUAL_CLUSTER_NAMESPACE: HOST_NS,
       SYNC_MAX_ROUNDS: 'x',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     });
@@ -187,6 +208,8 @@ describe('settings and the environment handler', () => {
     expect(result.results[0]!.reason).toContain('SYNC_MAX_ROUNDS');
     const noCreds = createSyncHandlerFromEnv({
       CONFIG_URI: 'file:///x.yaml',
+      VIRTUAL_CLUSTER_NAME: VC,
+      VIRTUAL_CLUSTER_NAMESPACE: HOST_NS,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     });
     const r2 = await noCreds(event([item('a', 'db', endpoints('db'))]));
@@ -214,7 +237,12 @@ describe('telemetry', () => {
     try {
       const handler = createSyncHandler({
         host: provider,
-        config: path,
+        tenants: singleTenant({
+          name: VC,
+          namespace: HOST_NS,
+          config: path,
+          allowLocalFiles: true,
+        }),
         telemetry: { logLevel: 'INFO', metrics: true, namespace: 'EndpointSyncTest' },
       });
       cleanups.push(() => handler.close());

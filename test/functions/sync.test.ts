@@ -177,14 +177,15 @@ describe('sync function', () => {
     expect(result.results[1]!.reason).toContain('items[1].key.name');
   });
 
-  it('refuses events for another virtual cluster when pinned', async () => {
-    stack = await startStack({ virtualCluster: { name: 'someone-else' } });
+  it('refuses events for another virtual cluster than the one it serves', async () => {
+    stack = await startStack({ tenant: { name: 'someone-else' } });
     const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
     expect(result.results[0]).toMatchObject({
       status: 'failed',
-      reasonCode: 'wrong-virtual-cluster',
+      reasonCode: 'tenant-mismatch',
       retryable: false,
     });
+    expect(stack.handler.telemetry.stats().refused).toEqual({ 'tenant-mismatch': 1 });
     expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
   });
 

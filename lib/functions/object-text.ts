@@ -1,0 +1,63 @@
+/**
+ * Reads small text objects by URI (`s3://bucket/key`, or `file:///path` where local files are
+ * allowed): the tenant registry's entries. `undefined` means the object does not exist.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { GetObjectCommand, type S3Client, S3Client as S3ClientClass } from '@aws-sdk/client-s3';
+import type { S3SourceOptions } from '../config/source.ts';
+
+/** Largest object read (registry entries are a few hundred bytes). */
+const MAX_BYTES = 64 * 1024;
+
+/** A reader of `s3://` (and, when `allowLocal`, `file://`) URIs. */
+export function objectTextReader(
+  s3: () => S3Client,
+  allowLocal: boolean,
+): (uri: string) => Promise<string | undefined> {
+  return async (uri) => {
+    if (uri.startsWith('file://')) {
+      if (!allowLocal) {
+        throw new Error('file:// locations are for local runs only (ALLOW_LOCAL_FILES is off)');
+      }
+      try {
+        const text = await readFile(fileURLToPath(uri), 'utf8');
+        return text.length > MAX_BYTES ? text.slice(0, MAX_BYTES + 1) : text;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw err;
+      }
+    }
+    const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);
+    if (!match) throw new Error('not an s3:// or file:// URI');
+    try {
+      const out = await s3().send(new GetObjectCommand({ Bucket: match[1], Key: match[2] }));
+      const text = (await out.Body?.transformToString('utf-8')) ?? '';
+      return text.length > MAX_BYTES ? text.slice(0, MAX_BYTES + 1) : text;
+    } catch (err) {
+      const name = (err as Error)?.name;
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return undefined;
+      throw err;
+    }
+  };
+}
+
+/** An S3 client for the given options (a ready `client` wins), made on first use. */
+export function lazyS3Client(options: S3SourceOptions): () => S3Client {
+  let client = options.client;
+  return () => {
+    client ??= new S3ClientClass({
+      region: options.region ?? process.env['AWS_REGION'] ?? 'us-east-1',
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      ...(options.forcePathStyle !== undefined ? { forcePathStyle: options.forcePathStyle } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+      ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+      requestHandler: {
+        connectionTimeout: options.requestTimeoutMs ?? 5_000,
+        requestTimeout: options.requestTimeoutMs ?? 5_000,
+      },
+    });
+    return client;
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * A tenant registry entry: what the platform operator says about one tenant (its virtual
+ * cluster, host namespaces, configuration, marker domain, resources and signing keys). Parsed
+ * from YAML or JSON and validated against `schema/tenant.schema.json`.
+ */
+import { parseDocument } from 'yaml';
+import tenantSchema from '../../schema/tenant.schema.json' with { type: 'json' };
+import { compileSchema, formatIssue } from '../contract/json-schema.ts';
+import { type NamespaceScope, namespaceScope } from './namespace-scope.ts';
+
+/** Resources the sync can write for a tenant. */
+export const TENANT_RESOURCES = ['endpoints', 'secrets', 'configmaps'] as const;
+
+/** Tenant ids, virtual cluster names and host namespaces: one DNS label. */
+export const TENANT_ID_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** Longest registry entry read, in bytes (an entry is a few hundred bytes). */
+export const MAX_ENTRY_BYTES = 64 * 1024;
+
+/** One tenant, as the function uses it (defaults applied). */
+export interface TenantEntry {
+  tenant: string;
+  virtualCluster: { name: string; namespace: string };
+  /** `s3://bucket/key` (or `file:///path` where local files are allowed). */
+  config: string;
+  /** Host namespaces the function may read and write for this tenant. */
+  hostNamespaces: NamespaceScope;
+  /** Marker domain, when the entry sets one (the function's default otherwise). */
+  markerDomain?: string;
+  /** Resource plurals the function may sync for this tenant. */
+  resources: ReadonlySet<string>;
+  /** Secret reference of the signing keys (`secretsmanager:`, `ssm:`, `file:`, `inline:`). */
+  signingKeys?: string;
+}
+
+/** A registry entry is malformed. The message names the entry and every problem, never a value of it. */
+export class TenantEntryError extends Error {
+  override name = 'TenantEntryError';
+  /** Where the entry came from. */
+  readonly source: string;
+  constructor(source: string, problems: readonly string[]) {
+    super(
+      `tenant registry entry ${source} is invalid: ${problems.join('; ')}; fix the entry (see docs/security.md)`,
+    );
+    this.source = source;
+  }
+}
+
+const validator = compileSchema(tenantSchema);
+
+/**
+ * Parses and validates one entry. `expectedTenant` is the id the entry was looked up by: an
+ * entry stored under one id that claims another is refused.
+ */
+export function parseTenantEntry(
+  text: string,
+  source: string,
+  expectedTenant?: string,
+): TenantEntry {
+  if (text.length > MAX_ENTRY_BYTES) {
+    throw new TenantEntryError(source, [`larger than ${MAX_ENTRY_BYTES} bytes`]);
+  }
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    // yaml's messages quote the source; keep only the position and the kind of problem.
+    const problems = doc.errors.map((e) => {
+      const at = e.linePos?.[0];
+      return `${e.code}${at ? ` at line ${at.line}, column ${at.col}` : ''}`;
+    });
+    throw new TenantEntryError(source, problems);
+  }
+  const raw: unknown = doc.toJS({ maxAliasCount: 0 });
+  const issues = validator.validate(raw);
+  if (issues.length > 0) {
+    throw new TenantEntryError(
+      source,
+      issues.map((i) => formatIssue({ path: i.path, message: redactValue(i.message) })),
+    );
+  }
+  const entry = raw as {
+    tenant: string;
+    virtualCluster: { name: string; namespace: string };
+    config: string;
+    hostNamespaces?: string[];
+    markerDomain?: string;
+    resources?: string[];
+    signingKeys: string;
+  };
+  if (expectedTenant !== undefined && entry.tenant !== expectedTenant) {
+    throw new TenantEntryError(source, [
+      `tenant: names another tenant than the entry's own id "${expectedTenant}"`,
+    ]);
+  }
+  return {
+    tenant: entry.tenant,
+    virtualCluster: { name: entry.virtualCluster.name, namespace: entry.virtualCluster.namespace },
+    config: entry.config,
+    hostNamespaces: namespaceScope(entry.hostNamespaces ?? [entry.virtualCluster.namespace]),
+    ...(entry.markerDomain ? { markerDomain: entry.markerDomain } : {}),
+    resources: new Set(entry.resources ?? TENANT_RESOURCES),
+    signingKeys: entry.signingKeys,
+  };
+}
+
+/** Schema messages end with the offending value (`(got "...")`); an entry can hold secrets inline. */
+function redactValue(message: string): string {
+  return message.replace(/ \(got .*\)$/s, '');
+}
