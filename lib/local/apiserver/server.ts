@@ -19,6 +19,11 @@ import {
 } from './errors.ts';
 import type { FaultInjector, Verb } from './faults.ts';
 import { PATCH_TYPES, type PatchType } from './patch.ts';
+import {
+  invalidNameParameter,
+  parseRequestTarget,
+  pathSegmentNameProblems,
+} from './request-target.ts';
 import { type ResourceType, resourceAt } from './resources.ts';
 import {
   type FieldSelector,
@@ -191,6 +196,7 @@ export function createHandler(
         res.destroy();
         return;
       }
+      req.resume();
       sendStatus(res, toStatusError(err));
     });
   };
@@ -201,13 +207,8 @@ async function handle(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://emulator');
-  const segments = url.pathname
-    .split('/')
-    .filter((s) => s !== '')
-    .map(decodeURIComponent);
+  const { segments, path: p, query } = parseRequestTarget(req.url ?? '/');
   const method = req.method ?? 'GET';
-  const p = url.pathname.replace(/\/+$/, '') || '/';
 
   if (
     p === '/healthz' ||
@@ -241,7 +242,8 @@ async function handle(
       return doc ? sendJson(res, 200, doc) : sendStatus(res, pathNotFound());
     }
   }
-  const rt = route(segments);
+  // An empty segment (a double slash) never names anything, as in kube-apiserver's routing.
+  const rt = segments.includes('') ? 'notfound' : route(segments);
   if (rt === undefined || rt === 'notfound') {
     // Drain any body so the connection stays usable.
     req.resume();
@@ -254,7 +256,7 @@ async function handle(
       ? { Warning: warnings.map((w) => (w.startsWith('299 ') ? w : `299 - ${JSON.stringify(w)}`)) }
       : {};
   try {
-    await serveResource(ctx, req, res, url.searchParams, method, rt, warnings, headers);
+    await serveResource(ctx, req, res, query, method, rt, warnings, headers);
   } catch (err) {
     if (res.headersSent) throw err;
     req.resume();
@@ -276,6 +278,10 @@ async function serveResource(
   const store = ctx.store;
   const watch = rt.watchPrefix || flag(q, 'watch') === true;
   if (subresource !== undefined && !r.subresources.includes(subresource)) throw pathNotFound();
+  if (name !== undefined) {
+    const problems = pathSegmentNameProblems(name);
+    if (problems.length > 0) throw invalidNameParameter(name, problems);
+  }
   const allowed = name
     ? subresource
       ? ['GET', 'PUT', 'PATCH']

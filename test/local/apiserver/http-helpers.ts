@@ -91,3 +91,68 @@ export function endpoints(name: string, ip = '10.0.0.1', extra: Record<string, u
     subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80 }] }],
   };
 }
+
+/** A raw response read off the socket: status code, lower-cased headers, body text. */
+export interface RawSocketResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** Whether the server closed the connection (as opposed to the read timing out). */
+  closed: boolean;
+}
+
+/**
+ * Sends `request` byte for byte on a fresh TCP connection (no client library to normalize the
+ * path, encode it or fix the framing) and reads until the server closes or `timeoutMs` passes.
+ * `keepOpen` leaves the request unfinished (a body that never ends).
+ */
+export async function rawRequest(
+  base: string,
+  request: string | Buffer,
+  timeoutMs = 5000,
+): Promise<RawSocketResponse> {
+  const { createConnection } = await import('node:net');
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: url.hostname, port: Number(url.port) });
+    const chunks: Buffer[] = [];
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const text = Buffer.concat(chunks).toString('utf8');
+      const head = text.indexOf('\r\n\r\n');
+      const headText = head >= 0 ? text.slice(0, head) : text;
+      const [statusLine = '', ...lines] = headText.split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const l of lines) {
+        const i = l.indexOf(':');
+        if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+      }
+      resolve({
+        status: Number(statusLine.split(' ')[1] ?? 0),
+        headers,
+        body: head >= 0 ? text.slice(head + 4) : '',
+        closed,
+      });
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('end', () => finish(true));
+    socket.on('close', () => finish(true));
+    socket.on('error', (err) => (chunks.length > 0 ? finish(true) : reject(err)));
+    socket.write(request);
+  });
+}
+
+/** `GET path` as raw bytes, so dot segments and odd escapes reach the server as written. */
+export function rawGet(base: string, path: string, timeoutMs = 5000): Promise<RawSocketResponse> {
+  const host = new URL(base).host;
+  return rawRequest(
+    base,
+    `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    timeoutMs,
+  );
+}
