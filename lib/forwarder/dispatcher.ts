@@ -79,7 +79,6 @@ export interface DispatcherOptions {
   virtual: KubeClient;
   identity: VirtualClusterIdentity;
   sources: EventSources;
-  configUri?: string;
   batchSize: number;
   batchWindowMs: number;
   maxInFlight: number;
@@ -314,7 +313,6 @@ export class Dispatcher {
   async #invokeGroup(group: QueueItem<Trigger>[]): Promise<void> {
     const o = this.#o;
     const event = buildEvent(group, o.sources, o.identity, {
-      ...(o.configUri ? { configUri: o.configUri } : {}),
       idPrefix: `i${++this.#invocationSeq}`,
     });
     const bytes = Buffer.byteLength(JSON.stringify(event));

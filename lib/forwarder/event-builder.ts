@@ -30,7 +30,7 @@ export function buildEvent(
   items: readonly QueueItem<Trigger>[],
   sources: EventSources,
   identity: VirtualClusterIdentity,
-  options: { configUri?: string; idPrefix: string },
+  options: { idPrefix: string },
 ): SyncEvent {
   const eventItems: EventItem[] = items.map((item, index) => {
     const references = sources.references(item.key);
@@ -55,6 +55,5 @@ export function buildEvent(
     },
     items: eventItems,
   };
-  if (options.configUri) event.config = options.configUri;
   return event;
 }

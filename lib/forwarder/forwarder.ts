@@ -67,8 +67,6 @@ export interface ForwarderOptions {
   host: KubeClient;
   invoker: Invoker;
   identity: VirtualClusterIdentity;
-  /** `s3://` or `file://` URI of the configuration, passed in each event. */
-  configUri?: string;
   /** Most items per invocation (default 50, at most 500). */
   batchSize?: number;
   /** How long to wait for a batch to fill after its first item (default 50 ms). */
@@ -328,7 +326,6 @@ class ForwarderImpl implements Forwarder {
       virtual: options.virtual,
       identity,
       sources,
-      ...(options.configUri ? { configUri: options.configUri } : {}),
       batchSize: Math.min(500, Math.max(1, options.batchSize ?? 50)),
       batchWindowMs: options.batchWindowMs ?? 50,
       maxInFlight: options.maxInFlight ?? 4,

@@ -9,6 +9,7 @@ import type { SyncEvent } from '../contract/event.ts';
 import type { SchemaIssue } from '../contract/json-schema.ts';
 import type { SyncResult } from '../contract/result.ts';
 import { matchResults, parseEvent, parseResult } from '../contract/validate.ts';
+import type { EventSealer } from './event-signer.ts';
 
 /** Sends an event to the functions and returns their validated result. */
 export interface Invoker {
@@ -225,6 +226,8 @@ export interface LambdaInvokerOptions {
   requestTimeoutMs?: number;
   /** Validate events before sending (default true). */
   validateEvents?: boolean;
+  /** Seals each event with the tenant's signing key (required by a multi-tenant function). */
+  sealer?: EventSealer;
 }
 
 /** {@link Invoker} over the Lambda Invoke API (`RequestResponse`). */
@@ -234,9 +237,11 @@ export class LambdaInvoker implements Invoker {
   readonly #ownsClient: boolean;
   readonly #endpoint: string | undefined;
   readonly #validateEvents: boolean;
+  readonly #sealer: EventSealer | undefined;
 
   constructor(options: LambdaInvokerOptions) {
     this.functionName = options.functionName;
+    this.#sealer = options.sealer;
     this.#endpoint = options.endpoint;
     this.#validateEvents = options.validateEvents ?? true;
     this.#ownsClient = options.client === undefined;
@@ -268,13 +273,16 @@ export class LambdaInvoker implements Invoker {
     }
     if (signal?.aborted) throw new InvocationAbortedError(name, signal.reason);
 
+    const json = JSON.stringify(event);
+    // A missing or malformed key file fails here, naming the file, before anything is sent.
+    const request = this.#sealer ? await this.#sealer.seal(json) : json;
     let response: InvokeCommandOutput;
     try {
       response = await this.#client.send(
         new InvokeCommand({
           FunctionName: name,
           InvocationType: 'RequestResponse',
-          Payload: new TextEncoder().encode(JSON.stringify(event)),
+          Payload: new TextEncoder().encode(request),
         }),
         signal ? { abortSignal: signal } : {},
       );

@@ -86,11 +86,11 @@ export const FORWARD_SETTINGS = [
     help: 'domain of the marker labels/annotations',
   },
   {
-    flag: 'config-uri',
-    env: 'ENDPOINT_SYNC_CONFIG_URI',
+    flag: 'signing-key-file',
+    env: 'ENDPOINT_SYNC_SIGNING_KEY_FILE',
     type: 'string',
-    valueName: 'URI',
-    help: 's3://bucket/key or file:// URI of the configuration, passed to the function',
+    valueName: 'FILE',
+    help: 'the tenant signing key ({"tenant","keyId","key"}); events are signed with it (required by a multi-tenant function)',
   },
   {
     flag: 'batch-size',
@@ -206,7 +206,7 @@ export interface ForwardSettings {
   name: string;
   hostNamespace: string;
   markerDomain: string;
-  configUri?: string;
+  signingKeyFile?: string;
   batchSize: number;
   batchWindowMs: number;
   maxInFlight: number;
@@ -316,13 +316,6 @@ export function resolveForwardSettings(
       `--log-level must be DEBUG, INFO, WARN, ERROR or SILENT, got "${logLevel}"`,
     );
   }
-  const configUri = str('config-uri');
-  if (configUri !== undefined && !/^(s3:\/\/[^/]+\/.+|file:\/\/.+)$/.test(configUri)) {
-    throw new ForwardSettingsError(
-      'config-uri',
-      `${where('config-uri')} must look like s3://bucket/key or file:///path, got "${configUri}"`,
-    );
-  }
   const endpoint = str('endpoint');
   if (endpoint !== undefined && !/^https?:\/\/[^\s]+$/.test(endpoint)) {
     throw new ForwardSettingsError(
@@ -352,7 +345,8 @@ export function resolveForwardSettings(
   const region = str('region');
   if (region !== undefined) settings.region = region;
   if (endpoint !== undefined) settings.endpoint = endpoint;
-  if (configUri !== undefined) settings.configUri = configUri;
+  const signingKeyFile = str('signing-key-file');
+  if (signingKeyFile !== undefined) settings.signingKeyFile = signingKeyFile;
   const metricsPort = int('metrics-port', 0, 65_535);
   if (metricsPort !== undefined) settings.metricsPort = metricsPort;
   const leaseNamespace = str('lease-namespace');

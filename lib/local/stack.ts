@@ -9,11 +9,18 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { stringify } from 'yaml';
+import { type EventSealer, keySealer } from '../forwarder/event-signer.ts';
 import type { ForwarderOptions } from '../forwarder/forwarder.ts';
 import { createForwarder, type Forwarder } from '../forwarder/index.ts';
 import { LambdaInvoker } from '../forwarder/invoker.ts';
 import { type ForwarderLogger, silentLogger } from '../forwarder/logger.ts';
-import { createSyncHandler, type SyncHandler, singleTenant } from '../functions/index.ts';
+import {
+  createSyncHandler,
+  registryTenants,
+  type SyncHandler,
+  singleTenant,
+} from '../functions/index.ts';
 import type { TelemetryOptions } from '../functions/observability.ts';
 import {
   AlreadyExistsError,
@@ -25,6 +32,7 @@ import {
 } from '../kube/index.ts';
 import { DEFAULT_MARKER_DOMAIN } from '../naming/index.ts';
 import type { VirtualClusterIdentity } from '../sync/types.ts';
+import { generateSigningKey } from '../tenancy/index.ts';
 import { type EmulatedCluster, startCluster } from './apiserver/index.ts';
 import { type FaultInjection, type LambdaEndpoint, startLambdaEndpoint } from './lambda.ts';
 import { type ObjectStore, startObjectStore } from './objectstore.ts';
@@ -34,6 +42,8 @@ export const LOCAL_FUNCTION_NAME = 'endpoint-sync-dev-sync';
 /** Bucket and key of the configuration in the local S3 server. */
 export const LOCAL_CONFIG_BUCKET = 'endpoint-sync';
 export const LOCAL_CONFIG_KEY = 'config.yaml';
+/** Where the embedded stack keeps its tenant registry in the local S3 bucket. */
+export const LOCAL_REGISTRY_PREFIX = 'tenants/';
 /** The configuration the stack serves when none is given. */
 export const DEFAULT_CONFIG_FILE = new URL('../../examples/endpoints.yaml', import.meta.url);
 
@@ -94,6 +104,13 @@ export interface Stack {
   objectStore?: ObjectStore;
   /** `s3://...` or `file://...`. */
   configUri: string;
+  /**
+   * The tenant registry the function reads (`s3://endpoint-sync/tenants/` in the local S3), or
+   * undefined when a local configuration file is served (the function then serves one tenant).
+   */
+  tenantRegistry?: string;
+  /** Seals events with the demo tenant's signing key, as the forwarder does. */
+  sealer: EventSealer;
   lambda: LambdaEndpoint;
   handler: SyncHandler;
   forwarder: Forwarder;
@@ -207,27 +224,51 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       putConfig = (text) => store.put(LOCAL_CONFIG_BUCKET, LOCAL_CONFIG_KEY, text);
     }
 
+    // The function runs as in production: it learns the caller from the signed event and the
+    // tenant registry (in the local S3), and the forwarder signs with the tenant's key.
+    const key = generateSigningKey(identity.name, 'local');
+    const signingKeys = `inline:${JSON.stringify(key.function)}`;
+    const s3 = objectStore && {
+      endpoint: objectStore.endpoint,
+      region: objectStore.region,
+      forcePathStyle: true,
+      credentials: objectStore.credentials,
+    };
+    let tenantRegistry: string | undefined;
+    if (objectStore) {
+      tenantRegistry = objectStore.uri(LOCAL_CONFIG_BUCKET, LOCAL_REGISTRY_PREFIX);
+      await objectStore.put(
+        LOCAL_CONFIG_BUCKET,
+        `${LOCAL_REGISTRY_PREFIX}${identity.name}.yaml`,
+        stringify({
+          tenant: identity.name,
+          virtualCluster: { name: identity.name, namespace: identity.hostNamespace },
+          config: configUri,
+          hostNamespaces: [identity.hostNamespace, `${identity.name}-x-*`],
+          markerDomain: identity.markerDomain,
+          signingKeys,
+        }),
+      );
+    }
+    const tenantOptions = {
+      markerDomain: identity.markerDomain,
+      // The demo keeps the signing key inline and may serve a local configuration file.
+      allowLocalFiles: true,
+    };
     const handler = createSyncHandler({
       host: host.client,
-      tenants: singleTenant({
-        name: identity.name,
-        namespace: identity.hostNamespace,
-        config: configUri,
-        markerDomain: identity.markerDomain,
-        allowLocalFiles: true,
-      }),
+      tenants: tenantRegistry
+        ? registryTenants({ location: tenantRegistry, ...(s3 ? { s3 } : {}), ...tenantOptions })
+        : singleTenant({
+            name: identity.name,
+            namespace: identity.hostNamespace,
+            config: configUri,
+            signingKeys,
+            ...tenantOptions,
+          }),
       configSourceOptions: {
         minRevalidateMs: options.configRevalidateMs ?? 1000,
-        ...(objectStore
-          ? {
-              s3: {
-                endpoint: objectStore.endpoint,
-                region: objectStore.region,
-                forcePathStyle: true,
-                credentials: objectStore.credentials,
-              },
-            }
-          : {}),
+        ...(s3 ? { s3 } : {}),
       },
       telemetry: options.telemetry ?? { logLevel: 'SILENT', metrics: false },
     });
@@ -239,11 +280,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     });
     closers.push(() => lambda.close());
 
+    const sealer = keySealer({
+      tenant: key.forwarder.tenant,
+      keyId: key.forwarder.keyId,
+      key: Buffer.from(key.forwarder.key, 'base64'),
+    });
     const invoker = new LambdaInvoker({
       functionName: LOCAL_FUNCTION_NAME,
       endpoint: lambda.endpoint,
       region: lambda.region,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      sealer,
     });
     closers.push(async () => invoker.destroy());
 
@@ -260,7 +307,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       host: host.client,
       invoker,
       identity,
-      configUri,
     });
     if (options.startForwarder !== false) await forwarder.start();
     closers.push(() => forwarder.stop());
@@ -271,6 +317,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       host,
       ...(objectStore ? { objectStore } : {}),
       configUri,
+      ...(tenantRegistry ? { tenantRegistry } : {}),
+      sealer,
       lambda,
       handler,
       forwarder,

@@ -48,6 +48,7 @@ function countingForwarder(s: Stack, oldResults: boolean): Counting {
     endpoint: s.lambda.endpoint,
     region: s.lambda.region,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    sealer: s.sealer,
   });
   const items: string[] = [];
   const invoker = {
@@ -71,7 +72,6 @@ function countingForwarder(s: Stack, oldResults: boolean): Counting {
     host: s.host.client,
     invoker,
     identity: s.identity,
-    configUri: s.configUri,
     batchWindowMs: 5,
     resyncIntervalMs: 0,
     shutdownTimeoutMs: 5_000,

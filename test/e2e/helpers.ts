@@ -90,13 +90,13 @@ export function createStackForwarder(stack: Stack): {
     endpoint: stack.lambda.endpoint,
     region: stack.lambda.region,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    sealer: stack.sealer,
   });
   const forwarder = createForwarder({
     virtual: stack.virtual.client,
     host: stack.host.client,
     invoker,
     identity: stack.identity,
-    configUri: stack.configUri,
     batchWindowMs: 5,
     resyncIntervalMs: 0,
     shutdownTimeoutMs: 5_000,

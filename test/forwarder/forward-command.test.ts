@@ -7,6 +7,7 @@ import { main } from '../../lib/cli/main.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { type LambdaEndpoint, startLambdaEndpoint } from '../../lib/local/lambda.ts';
 import { hostName } from '../../lib/naming/host-name.ts';
+import { generateSigningKey, type SignedEvent, verifySignature } from '../../lib/tenancy/index.ts';
 import { bufferIO } from '../cli/buffer-io.ts';
 import { endpoints, waitFor } from './helpers.ts';
 import { PlanInvoker } from './plan-invoker.ts';
@@ -21,7 +22,7 @@ afterEach(async () => {
 });
 
 describe('endpoint-sync forward', () => {
-  it('syncs through the real LambdaInvoker and the local Lambda endpoint, and stops on a signal', async () => {
+  it('syncs through the real LambdaInvoker and the local Lambda endpoint with signed events, and stops on a signal', async () => {
     const virtual: EmulatedCluster = await startCluster({
       name: 'virtual',
       namespaces: ['default', 'apps'],
@@ -32,11 +33,24 @@ describe('endpoint-sync forward', () => {
     });
     opened.push(virtual, host);
     const plan = new PlanInvoker(host);
+    const key = generateSigningKey('vc1', 'k1');
+    const signed: string[] = [];
     const lambda: LambdaEndpoint = await startLambdaEndpoint({
-      functions: { 'endpoint-sync-test-sync': (event) => plan.invoke(event as never) },
+      functions: {
+        'endpoint-sync-test-sync': (input) => {
+          // Only an event sealed with the tenant's key gets through, as in the real function.
+          const envelope = input as SignedEvent;
+          if (!verifySignature(envelope, Buffer.from(key.forwarder.key, 'base64'))) {
+            throw new Error('bad signature');
+          }
+          signed.push(`${envelope.tenant}/${envelope.keyId}`);
+          return plan.invoke(JSON.parse(envelope.event));
+        },
+      },
     });
     opened.push(lambda);
     dir = await mkdtemp(join(tmpdir(), 'forward-'));
+    await writeFile(join(dir, 'key.json'), JSON.stringify(key.forwarder));
     await writeFile(join(dir, 'virtual'), virtual.kubeconfig);
     await writeFile(join(dir, 'host'), host.kubeconfig);
     virtual.store.create('services', 'apps', {
@@ -77,6 +91,8 @@ describe('endpoint-sync forward', () => {
           '127.0.0.1',
           '--log-level',
           'SILENT',
+          '--signing-key-file',
+          join(dir, 'key.json'),
         ],
         io,
       );
@@ -85,6 +101,7 @@ describe('endpoint-sync forward', () => {
         () => host.store.peek('endpoints', 'vc-host', hostName('db', 'apps', 'vc1')) !== undefined,
       );
       expect(lambda.stats().invocations).toBeGreaterThanOrEqual(1);
+      expect(signed[0]).toBe('vc1/k1');
       expect(io.err).toMatch(/metrics and probes on http:\/\/127\.0\.0\.1:\d+/);
       stop('SIGTERM');
       expect(await running).toBe(0);

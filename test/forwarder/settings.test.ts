@@ -42,7 +42,7 @@ describe('resolveForwardSettings', () => {
       ENDPOINT_SYNC_BATCH_SIZE: '100',
       ENDPOINT_SYNC_LEADER_ELECT: 'yes',
       ENDPOINT_SYNC_METRICS_PORT: '8080',
-      ENDPOINT_SYNC_CONFIG_URI: 's3://bucket/vc1.yaml',
+      ENDPOINT_SYNC_SIGNING_KEY_FILE: '/var/run/secrets/endpoint-sync/key.json',
       AWS_REGION: 'eu-west-1',
       POD_NAMESPACE: 'forwarder-ns',
     };
@@ -56,7 +56,7 @@ describe('resolveForwardSettings', () => {
       batchSize: 100,
       leaderElect: true,
       metricsPort: 8080,
-      configUri: 's3://bucket/vc1.yaml',
+      signingKeyFile: '/var/run/secrets/endpoint-sync/key.json',
       region: 'eu-west-1',
       leaseNamespace: 'forwarder-ns',
     });
@@ -90,7 +90,6 @@ describe('resolveForwardSettings', () => {
         /either --virtual-kubeconfig or --in-cluster, not both/,
       ],
       [{ ...required, 'in-cluster': undefined }, {}, /missing --virtual-kubeconfig/],
-      [{ ...required, 'config-uri': 'http://x' }, {}, /must look like s3:\/\/bucket\/key/],
       [{ ...required, 'log-level': 'loud' }, {}, /--log-level must be DEBUG/],
     ];
     for (const [values, env, message] of cases) {

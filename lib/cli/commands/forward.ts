@@ -4,6 +4,7 @@
  * shutdown timeout, releases its Lease and exits 0.
  */
 import { hostname } from 'node:os';
+import { KeyFileSealer } from '../../forwarder/event-signer.ts';
 import { createForwarder } from '../../forwarder/forwarder.ts';
 import { LambdaInvoker } from '../../forwarder/invoker.ts';
 import { createLogger } from '../../forwarder/logger.ts';
@@ -93,6 +94,7 @@ const command: Command & { stop: StopSignal } = {
       functionName: settings.functionName,
       ...(settings.region ? { region: settings.region } : {}),
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+      ...(settings.signingKeyFile ? { sealer: new KeyFileSealer(settings.signingKeyFile) } : {}),
     });
     const podName = process.env.POD_NAME || hostname();
     const forwarder = createForwarder({
@@ -104,7 +106,6 @@ const command: Command & { stop: StopSignal } = {
         hostNamespace: settings.hostNamespace,
         markerDomain: settings.markerDomain,
       },
-      ...(settings.configUri ? { configUri: settings.configUri } : {}),
       batchSize: settings.batchSize,
       batchWindowMs: settings.batchWindowMs,
       maxInFlight: settings.maxInFlight,
