@@ -4,7 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { badRequest } from './errors.ts';
+import { clientErrorHandler } from './client-error.ts';
 import { FaultInjector } from './faults.ts';
 import { buildKubeconfig } from './kubeconfig.ts';
 import { seededRandom } from './random.ts';
@@ -30,6 +30,11 @@ export interface ClusterOptions {
   maxBodyBytes?: number;
   /** Interval of BOOKMARK events on watches that allow them. Default 60,000 ms. */
   bookmarkIntervalMs?: number;
+  /**
+   * Time a client has to send a whole request (headers and body); later it gets a 408 and the
+   * connection is closed. Default 60,000 ms, kube-apiserver's default request timeout.
+   */
+  requestTimeoutMs?: number;
 }
 
 /** A running emulated cluster. */
@@ -77,16 +82,21 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Emulat
     },
     watches,
   });
-  server = createServer(handler);
+  const requestTimeoutMs = Math.max(1, options.requestTimeoutMs ?? 60_000);
+  server = createServer(
+    {
+      // A request (headers and body) must arrive within this time: a body that never ends
+      // cannot hold a connection and its buffers forever. Watches are not affected: their
+      // request is complete once the headers are in.
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(10, requestTimeoutMs / 4)),
+    },
+    handler,
+  );
   server.keepAliveTimeout = 30_000;
   // Requests Node cannot even parse still get a Status body, as every other error does.
-  server.on('clientError', (_err, socket) => {
-    if (!socket.writable) return;
-    const body = JSON.stringify(badRequest('malformed HTTP request').status);
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  });
+  server.on('clientError', clientErrorHandler(requestTimeoutMs));
   await new Promise<void>((resolve, reject) => {
     server!.once('error', reject);
     server!.listen(options.port ?? 0, host, () => {

@@ -263,7 +263,8 @@ export function parseFieldSelector(src: string, r: ResourceType): FieldSelector 
     if (term.field === 'metadata.name' || term.field === 'metadata.namespace') {
       const k = term.field === 'metadata.name' ? 'name' : 'namespace';
       getters.push((o) => String((o.metadata as Record<string, unknown> | undefined)?.[k] ?? ''));
-    } else if (r.extraFields[term.field]) {
+    } else if (Object.hasOwn(r.extraFields, term.field)) {
+      // hasOwn: `__proto__` or `toString` must not find Object.prototype's members.
       getters.push(r.extraFields[term.field]!);
     } else if (Object.keys(r.extraFields).length > 0) {
       throw new SelectorError(`field label not supported: ${term.field}`);

@@ -567,6 +567,7 @@ function startWatch(
     stream.start(() =>
       ctx.store.watch(r, namespace, sel.label, field, from, {
         event: (type, object, ev) => stream.send(type, object, ev),
+        failed: (err) => stream.fail(toStatusError(err).status),
       }),
     );
   } catch (err) {

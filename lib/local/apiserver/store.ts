@@ -93,6 +93,11 @@ export interface ListResult {
 export interface WatchSink {
   /** A change that passed the subscriber's filters, already translated for selectors. */
   event(type: EventType, object: Obj, ev: StoredEvent | undefined): void;
+  /**
+   * Delivering to this subscriber threw: it has been unsubscribed (the write and every other
+   * subscriber went on). The sink should end its stream.
+   */
+  failed?(err: unknown): void;
 }
 
 interface Subscription {
@@ -415,7 +420,20 @@ export class ClusterStore {
   }
 
   #dispatch(ev: StoredEvent): void {
-    for (const sub of this.#subs) this.#deliver(sub, ev);
+    for (const sub of this.#subs) {
+      // The write is already committed: a subscriber that throws must cost its own watch only,
+      // never the writer's answer or the other subscribers' events.
+      try {
+        this.#deliver(sub, ev);
+      } catch (err) {
+        this.#subs.delete(sub);
+        try {
+          sub.sink.failed?.(err);
+        } catch {
+          // Nothing more can be done for this subscriber; it is already unsubscribed.
+        }
+      }
+    }
   }
 
   #deliver(sub: Subscription, ev: StoredEvent): void {
