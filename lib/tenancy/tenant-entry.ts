@@ -69,7 +69,13 @@ export function parseTenantEntry(
     });
     throw new TenantEntryError(source, problems);
   }
-  const raw: unknown = doc.toJS({ maxAliasCount: 0 });
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 0 });
+  } catch {
+    // An alias (or a tag yaml cannot build): entries are plain data, written by hand.
+    throw new TenantEntryError(source, ['uses a YAML alias or tag; write the entry as plain data']);
+  }
   const issues = validator.validate(raw);
   if (issues.length > 0) {
     throw new TenantEntryError(

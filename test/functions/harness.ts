@@ -59,8 +59,8 @@ export async function startStack(
     kube?: Parameters<typeof createKubeClient>[1];
     /** Overrides of the single tenant the handler serves (default: VC in HOST_NS, the bucket's config). */
     tenant?: Partial<SingleTenantSpec>;
-    /** A whole gate instead (multi-tenant tests). */
-    tenants?: TenantGate;
+    /** A whole gate instead (multi-tenant tests), possibly over the stack's object store. */
+    tenants?: TenantGate | ((store: ObjectStore) => TenantGate);
   } = {},
 ): Promise<Stack> {
   const cluster = await startCluster({ namespaces: ['default', 'kube-system', HOST_NS] });
@@ -76,7 +76,7 @@ export async function startStack(
   const handler = createSyncHandler({
     host,
     tenants:
-      tenants ??
+      (typeof tenants === 'function' ? tenants(store) : tenants) ??
       singleTenant({
         name: VC,
         namespace: HOST_NS,

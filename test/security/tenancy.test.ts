@@ -1,0 +1,500 @@
+/**
+ * Attacks on the tenant boundary of the sync function: forged, altered, replayed and
+ * mis-addressed events, registry tricks, and reach outside a tenant's host namespaces. Every
+ * case runs the real handler (behind the local Lambda endpoint, with the real InvokeCommand)
+ * over a tenant registry in the local S3, and checks that nothing was written.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { registryTenants, singleTenant } from '../../lib/functions/index.ts';
+import type { ObjectStore } from '../../lib/local/objectstore.ts';
+import {
+  generateSigningKey,
+  namespaceScope,
+  parseForwarderKey,
+  parseKeySet,
+  patternsOverlap,
+  ReplayGuard,
+  type SignedEvent,
+  type SigningKey,
+  signEvent,
+  verifySignature,
+} from '../../lib/tenancy/index.ts';
+import {
+  BASIC_CONFIG,
+  BUCKET,
+  CONFIG_KEY,
+  endpoints,
+  event,
+  HOST_NS,
+  hostVersions,
+  item,
+  type Stack,
+  startStack,
+  VC,
+} from '../functions/harness.ts';
+
+const CANARY = 'CANARY-SECRET-7f3a';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+interface Tenant {
+  id: string;
+  key: SigningKey;
+  keysJson: Record<string, string>;
+}
+
+function tenant(id: string, keyId = 'k1'): Tenant {
+  const k = generateSigningKey(id, keyId);
+  return {
+    id,
+    key: { tenant: id, keyId, key: Buffer.from(k.forwarder.key, 'base64') },
+    keysJson: k.function,
+  };
+}
+
+const A = tenant(VC);
+const B = tenant('team-b');
+
+/** A registry entry for `t` (defaults: tenant A's virtual cluster in HOST_NS). */
+function entry(t: Tenant, over: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    tenant: t.id,
+    virtualCluster: { name: t.id, namespace: t.id === VC ? HOST_NS : `${t.id}-host` },
+    config: `s3://${BUCKET}/${t.id === VC ? CONFIG_KEY : `${t.id}.yaml`}`,
+    signingKeys: `inline:${JSON.stringify(t.keysJson)}`,
+    ...over,
+  });
+}
+
+/** A gate over the registry `tenants/` in the stack's local S3. */
+function registryOf(allowLocalFiles = true) {
+  return (store: ObjectStore) =>
+    registryTenants({
+      location: store.uri(BUCKET, 'tenants/'),
+      s3: { client: store.client() },
+      allowLocalFiles,
+    });
+}
+
+/** A stack whose function serves a registry holding A and B (and `entries`, by tenant id). */
+async function registryStack(
+  entries: Record<string, string> = {},
+  options: Parameters<typeof startStack>[0] = {},
+): Promise<Stack> {
+  stack = await startStack({ tenants: registryOf(), ...options });
+  const all = { [A.id]: entry(A), [B.id]: entry(B), ...entries };
+  for (const [id, text] of Object.entries(all)) {
+    await stack.store.put(BUCKET, `tenants/${id}.yaml`, text);
+  }
+  await stack.store.put(BUCKET, `${B.id}.yaml`, BASIC_CONFIG);
+  return stack;
+}
+
+function sealed(e: unknown, key: SigningKey, now?: number, nonce?: string): SignedEvent {
+  return signEvent(JSON.stringify(e), key, now, nonce);
+}
+
+const one = () => event([item('a', 'db', endpoints('db'))]);
+
+async function expectRefused(s: Stack, payload: unknown, code: string): Promise<void> {
+  const before = hostVersions(s.cluster);
+  const result = await s.invoke(payload);
+  expect(result.results.map((r) => [r.status, r.reasonCode])).toEqual(
+    result.results.map(() => ['failed', code]),
+  );
+  expect(hostVersions(s.cluster)).toEqual(before);
+  expect(s.handler.telemetry.stats().refused[code]).toBeGreaterThanOrEqual(1);
+  for (const r of result.results) expect(r.reason).not.toContain(CANARY);
+}
+
+describe('signed events over a tenant registry', () => {
+  it('applies an event signed with the tenant key, taking identity and config from the registry', async () => {
+    const s = await registryStack();
+    const result = await s.invoke(sealed(one(), A.key));
+    expect(result.results[0]).toMatchObject({ status: 'applied', reasonCode: 'created' });
+  });
+
+  it('refuses an unsigned event (a forwarder without a key)', async () => {
+    await expectRefused(await registryStack(), one(), 'unsigned-event');
+  });
+
+  it.each([
+    ['the event', (e: SignedEvent) => ({ ...e, event: e.event.replace('"db"', '"dc"') })],
+    ['the tenant', (e: SignedEvent) => ({ ...e, tenant: B.id })],
+    ['the key id', (e: SignedEvent) => ({ ...e, keyId: 'k2' })],
+    ['the time', (e: SignedEvent) => ({ ...e, issuedAt: e.issuedAt + 1 })],
+    [
+      'the nonce',
+      (e: SignedEvent) => ({
+        ...e,
+        nonce:
+          `${e.nonce.slice(0, -1)}A` === e.nonce
+            ? `${e.nonce.slice(0, -1)}B`
+            : `${e.nonce.slice(0, -1)}A`,
+      }),
+    ],
+    ['the signature', (e: SignedEvent) => ({ ...e, signature: `${e.signature.slice(0, -2)}AA` })],
+  ])('refuses an envelope whose %s was altered after signing', async (_what, alter) => {
+    const s = await registryStack();
+    const payload = alter(sealed(one(), A.key));
+    const result = await s.invoke(payload);
+    expect(result.results[0]!.status).toBe('failed');
+    expect(['bad-signature', 'unknown-signing-key', 'unknown-tenant']).toContain(
+      result.results[0]!.reasonCode,
+    );
+    expect(hostVersions(s.cluster)).toEqual({});
+  });
+
+  it("refuses tenant B's key used to claim tenant A (cross-tenant forgery)", async () => {
+    const s = await registryStack();
+    await expectRefused(s, sealed(one(), { ...B.key, tenant: A.id }), 'bad-signature');
+  });
+
+  it("refuses tenant B's own valid event that names tenant A's virtual cluster and namespace", async () => {
+    const s = await registryStack();
+    await expectRefused(s, sealed(one(), B.key), 'tenant-mismatch');
+  });
+
+  it("refuses a valid event of B that claims A's host namespace with B's name", async () => {
+    const s = await registryStack();
+    const e = { ...one(), virtualCluster: { name: B.id, namespace: HOST_NS } };
+    await expectRefused(s, sealed(e, B.key), 'tenant-mismatch');
+  });
+
+  it.each([
+    ['another tenant', `s3://${BUCKET}/${B.id}.yaml`],
+    ['a local file', 'file:///proc/self/environ'],
+    ['the function environment', 'file:///proc/self/cmdline'],
+  ])('refuses an event that names %s as its configuration', async (_what, uri) => {
+    const s = await registryStack();
+    await expectRefused(s, sealed({ ...one(), config: uri }, A.key), 'tenant-mismatch');
+  });
+
+  it('refuses an event for a tenant the registry does not know', async () => {
+    const s = await registryStack();
+    const stranger = tenant('stranger');
+    await expectRefused(s, sealed(one(), stranger.key), 'unknown-tenant');
+  });
+
+  it.each(['constructor', 'tostring', 'hasownproperty', 'prototype'])(
+    'refuses the tenant id %j as unknown (no prototype lookups)',
+    async (id) => {
+      const s = await registryStack();
+      await expectRefused(s, sealed(one(), { ...A.key, tenant: id }), 'unknown-tenant');
+    },
+  );
+
+  it.each(['__proto__', 'toString', '..', 'a/b', '../tenants/team-b', 'A', 'a'.repeat(64)])(
+    'refuses the malformed tenant id %j before the registry is read',
+    async (id) => {
+      const s = await registryStack();
+      const payload = { ...sealed(one(), A.key), tenant: id };
+      const raw = await s.invokeRaw(payload);
+      expect(raw.functionError).toBe('Unhandled');
+      expect(JSON.stringify(raw.payload)).toContain('tenant');
+      expect(hostVersions(s.cluster)).toEqual({});
+    },
+  );
+
+  it('refuses a replay of a valid event, and a second copy of the same nonce', async () => {
+    const s = await registryStack();
+    const payload = sealed(one(), A.key);
+    expect((await s.invoke(payload)).results[0]!.status).toBe('applied');
+    const before = hostVersions(s.cluster);
+    const again = await s.invoke(payload);
+    expect(again.results[0]).toMatchObject({ status: 'failed', reasonCode: 'replayed-event' });
+    expect(hostVersions(s.cluster)).toEqual(before);
+    const sameNonce = sealed(one(), A.key, undefined, payload.nonce);
+    expect((await s.invoke(sameNonce)).results[0]!.reasonCode).toBe('replayed-event');
+  });
+
+  it.each([
+    ['an hour old', -3_600_000],
+    ['an hour in the future', 3_600_000],
+    ['six minutes old', -360_000],
+  ])('refuses an event signed %s (retryable: a retry is signed anew)', async (_what, offset) => {
+    const s = await registryStack();
+    const payload = sealed(one(), A.key, Date.now() + offset);
+    const result = await s.invoke(payload);
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'expired-signature',
+      retryable: true,
+    });
+    expect(hostVersions(s.cluster)).toEqual({});
+  });
+
+  it('rotation: a new key is accepted once added, both work during the rotation, the old one stops after it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'keys-'));
+    const keysFile = join(dir, 'keys.json');
+    await writeFile(keysFile, JSON.stringify(A.keysJson));
+    const k2 = generateSigningKey(A.id, 'k2');
+    const newKey = { tenant: A.id, keyId: 'k2', key: Buffer.from(k2.forwarder.key, 'base64') };
+    try {
+      const s = await registryStack({ [A.id]: entry(A, { signingKeys: `file:${keysFile}` }) });
+      // The forwarder got k2 before the function side: refused, retryable.
+      const early = await s.invoke(sealed(one(), newKey));
+      expect(early.results[0]).toMatchObject({
+        reasonCode: 'unknown-signing-key',
+        retryable: true,
+      });
+      // The operator adds k2 beside k1; the function asks again for a key id it has not seen.
+      await writeFile(keysFile, JSON.stringify({ ...A.keysJson, ...k2.function }));
+      await new Promise((r) => setTimeout(r, 5_100)); // forced refreshes are at most every 5 s
+      expect((await s.invoke(sealed(one(), newKey))).results[0]!.status).toBe('applied');
+      const old = sealed(event([item('b', 'dc', endpoints('dc'))]), A.key);
+      expect((await s.invoke(old)).results[0]!.status).toBe('applied');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 20_000);
+
+  it('refuses an item of a resource the tenant may not sync', async () => {
+    const s = await registryStack({ [A.id]: entry(A, { resources: ['secrets'] }) });
+    await expectRefused(s, sealed(one(), A.key), 'resource-not-allowed');
+  });
+
+  it("refuses a configuration that maps a virtual namespace into another tenant's host namespace", async () => {
+    const s = await registryStack();
+    await s.store.put(
+      BUCKET,
+      CONFIG_KEY,
+      `sync:\n  toHost:\n    namespaces:\n      enabled: true\n      mappings:\n        byName:\n          default: team-b-host\n`,
+    );
+    const result = await s.invoke(sealed(one(), A.key));
+    if (result.results[0]!.reasonCode === 'config-invalid') return; // the loader refused the mapping first
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'namespace-not-allowed',
+    });
+    expect(hostVersions(s.cluster)).toEqual({});
+  });
+
+  it('refuses a registry entry whose configuration is a local file when local files are off', async () => {
+    stack = await startStack({ tenants: registryOf(false) });
+    await stack.store.put(
+      BUCKET,
+      `tenants/${A.id}.yaml`,
+      entry(A, { config: 'file:///etc/passwd', signingKeys: 'secretsmanager:never-read' }),
+    );
+    const result = await stack.invoke(sealed(one(), A.key));
+    // The entry fails at its keys (no AWS here) or at its config: the file is never read.
+    expect(result.results[0]!.status).toBe('failed');
+    expect(['registry-unavailable', 'config-not-allowed']).toContain(result.results[0]!.reasonCode);
+    expect(result.results[0]!.reason).not.toContain('root:');
+  });
+
+  it('refuses inline signing keys in a registry when local files are off', async () => {
+    stack = await startStack({ tenants: registryOf(false) });
+    await stack.store.put(BUCKET, `tenants/${A.id}.yaml`, entry(A));
+    const result = await stack.invoke(sealed(one(), A.key));
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'registry-unavailable',
+    });
+    expect(result.results[0]!.reason).not.toContain(A.keysJson['k1']!);
+  });
+
+  it.each([
+    ['not YAML', `tenant: [${CANARY}`],
+    ['another tenant id inside', entry(A, { tenant: B.id })],
+    ['unknown fields', entry(A, { extra: CANARY })],
+    ['a bad host namespace pattern', entry(A, { hostNamespaces: ['*'] })],
+    ['three active keys', entry(A, { signingKeys: `inline:{"a":"${CANARY}","b":"x","c":"y"}` })],
+    [
+      'a short key',
+      entry(A, { signingKeys: `inline:{"k1":"${Buffer.from(CANARY).toString('base64')}"}` }),
+    ],
+    ['keys that are not JSON', entry(A, { signingKeys: `inline:${CANARY}` })],
+    ['an alias', `a: &x ${CANARY}\ntenant: *x\n`],
+  ])('refuses an event when its registry entry has %s, naming no secret', async (_what, text) => {
+    const s = await registryStack({ [A.id]: text });
+    await expectRefused(s, sealed(one(), A.key), 'registry-invalid');
+  });
+
+  it('logs refusals with the code and the claimed tenant, never event data', async () => {
+    const lines: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    const writeErr = process.stderr.write.bind(process.stderr);
+    const capture = ((chunk: string) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write;
+    process.stdout.write = capture;
+    process.stderr.write = capture;
+    try {
+      const s = await registryStack({}, { telemetry: { logLevel: 'INFO', metrics: false } });
+      await s.invoke(
+        sealed(event([item('a', 'db', endpoints('db', { labels: { x: CANARY } }))]), B.key),
+      );
+    } finally {
+      process.stdout.write = write;
+      process.stderr.write = writeErr;
+    }
+    const text = lines.join('');
+    expect(text).toContain('event refused');
+    expect(text).toContain('tenant-mismatch');
+    expect(text).not.toContain(CANARY);
+  });
+});
+
+describe('a single-tenant function', () => {
+  it('with signing keys refuses unsigned events and accepts signed ones', async () => {
+    stack = await startStack({
+      tenant: { signingKeys: `inline:${JSON.stringify(A.keysJson)}`, allowLocalFiles: true },
+    });
+    await expectRefused(stack, one(), 'unsigned-event');
+    expect((await stack.invoke(sealed(one(), A.key))).results[0]!.status).toBe('applied');
+  });
+
+  it('without signing keys refuses a signed envelope it cannot check', async () => {
+    stack = await startStack();
+    await expectRefused(stack, sealed(one(), A.key), 'unexpected-signature');
+  });
+
+  it("refuses an event that names another virtual cluster's host namespace", async () => {
+    stack = await startStack();
+    const e = { ...one(), virtualCluster: { name: VC, namespace: 'team-b-host' } };
+    await expectRefused(stack, e, 'tenant-mismatch');
+  });
+
+  it('refuses a marker domain the tenant does not own', async () => {
+    stack = await startStack();
+    const e = {
+      ...one(),
+      virtualCluster: { name: VC, namespace: HOST_NS, markerDomain: 'evil.example.com' },
+    };
+    await expectRefused(stack, e, 'tenant-mismatch');
+  });
+});
+
+describe('the signing primitives', () => {
+  it('any change to any signed field breaks the signature (property)', () => {
+    const base = sealed(one(), A.key);
+    fc.assert(
+      fc.property(
+        fc.constantFrom('tenant', 'keyId', 'issuedAt', 'nonce', 'event'),
+        fc.string({ minLength: 1, maxLength: 8 }),
+        (field, suffix) => {
+          const changed = {
+            ...base,
+            [field]:
+              field === 'issuedAt'
+                ? base.issuedAt + suffix.length
+                : `${base[field as 'event']}${suffix}`,
+          } as SignedEvent;
+          return !verifySignature(changed, A.key.key);
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(verifySignature(base, A.key.key)).toBe(true);
+    expect(verifySignature(base, B.key.key)).toBe(false);
+  });
+
+  it('a signature of the wrong length is refused without throwing', () => {
+    const base = sealed(one(), A.key);
+    expect(verifySignature({ ...base, signature: 'AAAA' }, A.key.key)).toBe(false);
+    expect(verifySignature({ ...base, signature: '' }, A.key.key)).toBe(false);
+  });
+
+  it('the replay guard keeps nonces per tenant and forgets them after the window', () => {
+    let now = 1_000_000;
+    const guard = new ReplayGuard({ windowMs: 1_000, now: () => now });
+    expect(guard.check('a', 'n', now)).toBe('fresh');
+    expect(guard.check('b', 'n', now)).toBe('fresh');
+    expect(guard.check('a', 'n', now)).toBe('replayed');
+    now += 5_000;
+    expect(guard.check('a', 'n', now - 5_000)).toBe('expired');
+    expect(guard.check('a', 'n2', now)).toBe('fresh');
+    expect(guard.size).toBe(1);
+  });
+
+  it.each([
+    ['not JSON', CANARY],
+    ['a list', `["${CANARY}"]`],
+    ['a short key', JSON.stringify({ k1: Buffer.from(CANARY).toString('base64') })],
+    ['a bad key id', JSON.stringify({ [`${CANARY}/x`]: Buffer.alloc(32).toString('base64') })],
+    ['no keys', '{}'],
+  ])('a key set that is %s is refused without echoing it', (_what, text) => {
+    expect(() => parseKeySet(text, 'test')).toThrow(/signing keys test/);
+    try {
+      parseKeySet(text, 'test');
+    } catch (err) {
+      expect((err as Error).message).not.toContain(CANARY);
+    }
+  });
+
+  it.each([
+    ['not JSON', CANARY],
+    ['no tenant', JSON.stringify({ keyId: 'k', key: Buffer.alloc(32).toString('base64') })],
+    [
+      'a tenant that is a path',
+      JSON.stringify({ tenant: '../x', keyId: 'k', key: Buffer.alloc(32).toString('base64') }),
+    ],
+    ['a key that is not base64', JSON.stringify({ tenant: 'a', keyId: 'k', key: `${CANARY}!` })],
+  ])("the forwarder's key file that is %s is refused without echoing it", (_what, text) => {
+    let message = '';
+    try {
+      parseForwarderKey(text, '/keys/key.json');
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('/keys/key.json');
+    expect(message).not.toContain(CANARY);
+  });
+});
+
+describe('host namespace scopes', () => {
+  it('allow exactly the names and prefixes given', () => {
+    const scope = namespaceScope(['vc-a', 'team-a-*']);
+    expect(scope.allows('vc-a')).toBe(true);
+    expect(scope.allows('team-a-x')).toBe(true);
+    expect(scope.allows('vc-a-x')).toBe(false);
+    expect(scope.allows('team-b-x')).toBe(false);
+    expect(scope.allows('kube-system')).toBe(false);
+    expect(scope.allows('__proto__')).toBe(false);
+  });
+
+  it('patternsOverlap is true exactly when some namespace matches both (property)', () => {
+    const label = fc.stringMatching(/^[a-x]{1,4}(-[a-x]{1,3})?$/);
+    const pattern = fc.tuple(label, fc.boolean()).map(([l, p]) => (p ? `${l}*` : l));
+    fc.assert(
+      fc.property(pattern, pattern, fc.array(label, { maxLength: 5 }), (a, b, names) => {
+        const sa = namespaceScope([a]);
+        const sb = namespaceScope([b]);
+        const candidates = [
+          ...names,
+          a.replace('*', ''),
+          b.replace('*', ''),
+          `${a.replace('*', '')}${b.replace('*', '')}`,
+          `${b.replace('*', '')}${a.replace('*', '')}`,
+        ];
+        const witness = candidates.some((n) => sa.allows(n) && sb.allows(n));
+        if (witness) return patternsOverlap(a, b);
+        return true;
+      }),
+      { numRuns: 1000 },
+    );
+    expect(patternsOverlap('a-x-*', 'a-x-x-c')).toBe(true);
+    expect(patternsOverlap('a-x-*', 'a-x-x-*')).toBe(true);
+    expect(patternsOverlap('a-x-*', 'b-*')).toBe(false);
+  });
+});
+
+describe('single tenant spec', () => {
+  it('serves only its own tenant id', async () => {
+    const gate = singleTenant({ name: VC, namespace: HOST_NS, config: 's3://b/k' });
+    expect(await gate.registry.entry(VC)).toBeDefined();
+    expect(await gate.registry.entry('other')).toBeUndefined();
+    expect(await gate.registry.entry('__proto__')).toBeUndefined();
+  });
+});
