@@ -10,16 +10,11 @@ import type { EvalResult, Evaluator, ExpressionContext, ExpressionError } from '
 import { analyseExpression, type ExpressionUse } from './analysis.ts';
 import { atob, btoa } from './base64.ts';
 import { type ContextPlan, configJson, contextJson, planContext } from './context-data.ts';
+import { loadQuickJS, type QuickJSLoader } from './instance.ts';
 import { Lru } from './lru.ts';
 import { compileNative, FALLBACK, type NativeHelpers, type NativePlan } from './native.ts';
 import { VALUE_KIND } from './prelude.ts';
-import {
-  crossesBoundary,
-  loadInstance,
-  type QuickJSInstance,
-  Sandbox,
-  type SandboxHost,
-} from './sandbox.ts';
+import { crossesBoundary, Sandbox, type SandboxHost } from './sandbox.ts';
 import {
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_NESTING,
@@ -55,7 +50,7 @@ export interface EngineStats {
   native: number;
   sandbox: number;
   failures: Record<ExpressionError['code'], number>;
-  /** Sandboxes replaced after a host-level failure, a memory failure or leftover jobs. */
+  /** Sandboxes replaced after a crash, a memory failure or leftover jobs. */
   rebuilds: number;
   /** Distinct expressions analysed (cache entries). */
   cachedExpressions: number;
@@ -63,8 +58,6 @@ export interface EngineStats {
   wasmMemoryBytes: number;
   /** Largest WebAssembly memory seen after any evaluation (never above `memoryBytes`). */
   peakWasmMemoryBytes: number;
-  /** True while a fresh WebAssembly instance is ready to replace a damaged one. */
-  spareReady: boolean;
 }
 
 type Resolved = Required<EngineOptions>;
@@ -87,8 +80,8 @@ type Entry =
   | { ok: true; use: ExpressionUse; plan: ContextPlan | undefined; native: NativePlan | undefined };
 
 /**
- * Creates an engine: loads two QuickJS instances (the active one and a spare that replaces it
- * synchronously if it is ever damaged). Takes about 30-50 ms.
+ * Creates an engine: compiles the QuickJS WebAssembly module (once per process, about 20 ms) and
+ * starts the first sandbox. Replacements are made synchronously from the compiled module.
  */
 export async function createExpressionEngine(
   options: EngineOptions = {},
@@ -97,11 +90,7 @@ export async function createExpressionEngine(
   for (const [k, v] of Object.entries(options)) {
     if (v !== undefined) (resolved as unknown as Record<string, unknown>)[k] = v;
   }
-  const [active, spare] = await Promise.all([
-    loadInstance(resolved.memoryBytes),
-    loadInstance(resolved.memoryBytes),
-  ]);
-  return new ExpressionEngine(resolved, active, spare);
+  return new ExpressionEngine(resolved, await loadQuickJS(resolved.memoryBytes));
 }
 
 /**
@@ -114,9 +103,8 @@ export class ExpressionEngine implements Evaluator {
   readonly #entries: Lru<string, Entry>;
   readonly #host: SandboxHost;
   readonly #nativeHelpers: NativeHelpers;
+  readonly #loader: QuickJSLoader;
   #sandbox: Sandbox | undefined;
-  #spare: QuickJSInstance | undefined;
-  #spareLoading = false;
   #current: ExpressionContext | undefined;
   #disposed = false;
   readonly #stats = {
@@ -128,9 +116,10 @@ export class ExpressionEngine implements Evaluator {
     failures: { syntax: 0, runtime: 0, timeout: 0, memory: 0, stack: 0, result: 0, internal: 0 },
   };
 
-  /** Use {@link createExpressionEngine}, which loads the instances. */
-  constructor(options: Resolved, active: QuickJSInstance, spare: QuickJSInstance | undefined) {
+  /** Use {@link createExpressionEngine}, which compiles the WebAssembly module. */
+  constructor(options: Resolved, loader: QuickJSLoader) {
     this.#options = options;
+    this.#loader = loader;
     this.#entries = new Lru(options.cacheSize);
     this.#host = {
       atob: (s) => tryOrUndefined(() => atob(s)),
@@ -146,8 +135,8 @@ export class ExpressionEngine implements Evaluator {
       btoa: this.#host.btoa,
       dns: (fqdn, context) => tryOrUndefined(() => translateDns(fqdn, context)),
     };
-    this.#sandbox = this.#newSandbox(active);
-    this.#spare = spare;
+    // The first sandbox is made here, so that a broken build fails engine creation loudly.
+    this.#sandbox = this.#makeSandbox(loader.create());
   }
 
   /**
@@ -190,19 +179,7 @@ export class ExpressionEngine implements Evaluator {
       cachedExpressions: this.#entries.size,
       wasmMemoryBytes: this.#sandbox?.memoryBytes ?? 0,
       peakWasmMemoryBytes: this.#stats.peakWasmMemoryBytes,
-      spareReady: this.#spare !== undefined,
     };
-  }
-
-  /**
-   * Resolves once a spare instance is loaded (after a rebuild consumed it). Only needed by
-   * callers that want to be sure a second damaging expression in a row is also recovered from.
-   */
-  async whenSpareReady(): Promise<void> {
-    while (!this.#disposed && this.#spare === undefined) {
-      this.#loadSpare();
-      await new Promise((r) => setTimeout(r, 5));
-    }
   }
 
   /** Releases the QuickJS runtimes; later evaluations fail with `internal`. */
@@ -210,7 +187,6 @@ export class ExpressionEngine implements Evaluator {
     this.#disposed = true;
     this.#sandbox?.dispose();
     this.#sandbox = undefined;
-    this.#spare = undefined;
     this.#entries.clear();
   }
 
@@ -250,12 +226,14 @@ export class ExpressionEngine implements Evaluator {
     value: unknown,
     context: ExpressionContext,
   ): EvalResult {
+    // Normally made right after the failure that dropped the last one; made here when that
+    // attempt itself failed (e.g. the host stack was nearly exhausted at the time).
+    this.#sandbox ??= this.#newSandbox();
     const sandbox = this.#sandbox;
     if (sandbox === undefined) {
-      this.#loadSpare();
       return this.#fail({
         code: 'internal',
-        message: 'the expression sandbox is restarting after a failure; retry the sync',
+        message: 'the expression sandbox could not be started; retry the sync',
       });
     }
     this.#stats.sandbox++;
@@ -319,17 +297,17 @@ export class ExpressionEngine implements Evaluator {
 
   /** Rebuilds what a failure may have damaged, then reports the failure. */
   #afterFailure(error: ExpressionError, poisoned: boolean): EvalResult {
-    if (poisoned) this.#replaceSandbox(true);
-    else if (error.code === 'memory' && this.#spare !== undefined) {
-      // The WebAssembly memory never shrinks: swap in the spare to give the 64 MiB back.
-      this.#replaceSandbox(true);
-    } else if (this.#sandbox?.hasPendingJobs) this.#replaceSandbox(false);
+    // The WebAssembly memory never shrinks: after a memory failure a fresh instance gives the
+    // memory back.
+    if (poisoned || error.code === 'memory') this.#replaceSandbox(true);
+    else if (this.#sandbox?.hasPendingJobs) this.#replaceSandbox(false);
     return this.#fail(error);
   }
 
   /**
-   * Replaces the sandbox. With `newInstance` the WebAssembly instance is dropped too (it may be
-   * corrupted, e.g. by a V8 stack overflow in the middle of QuickJS) and the spare takes over.
+   * Replaces the sandbox, synchronously. With `newInstance` the WebAssembly instance is dropped
+   * too (it may be corrupted, e.g. by a V8 stack overflow in the middle of QuickJS) and a fresh
+   * one is made from the compiled module.
    */
   #replaceSandbox(newInstance: boolean): void {
     this.#stats.rebuilds++;
@@ -340,11 +318,9 @@ export class ExpressionEngine implements Evaluator {
       this.#sandbox = this.#newSandbox(old.instance);
       return;
     }
-    // A damaged instance is not disposed: freeing into corrupted memory could trap again.
-    const spare = this.#spare;
-    this.#spare = undefined;
-    if (spare !== undefined) this.#sandbox = this.#newSandbox(spare);
-    this.#loadSpare();
+    // A damaged instance is not disposed: freeing into corrupted memory could trap again. It is
+    // garbage once nothing refers to it.
+    this.#sandbox = this.#newSandbox();
   }
 
   #track(sandbox: Sandbox): Sandbox {
@@ -353,7 +329,20 @@ export class ExpressionEngine implements Evaluator {
     return sandbox;
   }
 
-  #newSandbox(instance: QuickJSInstance): Sandbox {
+  /**
+   * A sandbox on `instance`, or on a fresh instance; `undefined` when the host cannot make one
+   * right now (the next evaluation tries again).
+   */
+  #newSandbox(instance?: Sandbox['instance']): Sandbox | undefined {
+    if (this.#disposed) return undefined;
+    try {
+      return this.#makeSandbox(instance ?? this.#loader.create());
+    } catch {
+      return undefined;
+    }
+  }
+
+  #makeSandbox(instance: Sandbox['instance']): Sandbox {
     const o = this.#options;
     return new Sandbox(
       instance,
@@ -365,24 +354,6 @@ export class ExpressionEngine implements Evaluator {
         compiledCacheSize: o.cacheSize,
       },
       this.#host,
-    );
-  }
-
-  #loadSpare(): void {
-    if (this.#spareLoading || this.#spare !== undefined || this.#disposed) return;
-    this.#spareLoading = true;
-    loadInstance(this.#options.memoryBytes).then(
-      (instance) => {
-        this.#spareLoading = false;
-        if (this.#disposed) return;
-        if (this.#sandbox === undefined) this.#sandbox = this.#newSandbox(instance);
-        else this.#spare = instance;
-        // Both slots filled only when the active one was restored from this load.
-        if (this.#spare === undefined) this.#loadSpare();
-      },
-      () => {
-        this.#spareLoading = false;
-      },
     );
   }
 

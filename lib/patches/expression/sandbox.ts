@@ -3,17 +3,9 @@
  * deadline and a stack limit, the prelude, and the expressions compiled in it. The engine owns
  * sandboxes and replaces one that a host-level failure has poisoned.
  */
-import variantModule from '@jitl/quickjs-singlefile-cjs-release-sync';
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSSyncVariant,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten-core';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import type { ExpressionError } from '../types.ts';
+import type { QuickJSInstance } from './instance.ts';
 import { Lru } from './lru.ts';
 import { PRELUDE_SOURCE, TAG } from './prelude.ts';
 
@@ -34,58 +26,14 @@ export interface SandboxHost {
   dns(fqdn: string): string;
 }
 
-/** The part of `WebAssembly.Memory` used here (the TS lib in use has no WebAssembly types). */
-export interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-}
-const WasmMemoryCtor = (
-  globalThis as unknown as {
-    WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => WasmMemory };
-  }
-).WebAssembly.Memory;
-
-/** A loaded WebAssembly instance of QuickJS and the memory it is confined to. */
-export interface QuickJSInstance {
-  module: QuickJSWASMModule;
-  memory: WasmMemory;
-  memoryBytes: number;
-}
-
 /** What one call produced. `poisoned` means the instance must never be used again. */
 export type CallOutcome =
   | { ok: true; value: unknown }
   | { ok: false; error: ExpressionError; poisoned: boolean };
 
-const PAGE = 64 * 1024;
 /** Frozen contexts kept per sandbox, and the largest context (JSON characters) kept. */
 const CONTEXT_CACHE_SIZE = 16;
 const CONTEXT_CACHE_MAX_CHARS = 64 * 1024;
-/** The QuickJS build declares a 16 MiB initial memory; a smaller cap cannot even start. */
-export const MIN_MEMORY_BYTES = 16 * 1024 * 1024;
-
-/**
- * In CommonJS and under Node's ESM-from-CJS interop the package's default export arrives wrapped
- * in `{ default }`; passing the wrapper to `newVariant` silently drops `wasmMemory` (STACK.md).
- */
-function baseVariant(): QuickJSSyncVariant {
-  const m = variantModule as unknown as { default?: QuickJSSyncVariant } & QuickJSSyncVariant;
-  return m.default ?? m;
-}
-
-/** Loads a fresh QuickJS instance whose memory cannot grow past `memoryBytes`. */
-export async function loadInstance(memoryBytes: number): Promise<QuickJSInstance> {
-  const maximum = Math.max(MIN_MEMORY_BYTES, Math.floor(memoryBytes / PAGE) * PAGE) / PAGE;
-  const memory = new WasmMemoryCtor({ initial: MIN_MEMORY_BYTES / PAGE, maximum });
-  const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(baseVariant(), { wasmMemory: memory as never }),
-  );
-  if ((module.getWasmMemory() as unknown) !== memory) {
-    throw new Error(
-      'QuickJS ignored the capped WebAssembly.Memory; the memory limit would not hold',
-    );
-  }
-  return { module, memory, memoryBytes: maximum * PAGE };
-}
 
 /** A compiled expression or why it did not compile. */
 export type Compiled =

@@ -94,7 +94,7 @@ describe('attacks', () => {
     expectHealthy();
   });
 
-  it('recovers from a host stack overflow in the middle of QuickJS by switching instances', async () => {
+  it('recovers from a host stack overflow in the middle of QuickJS by switching instances', () => {
     // Called from deep host recursion, QuickJS's native recursion can exhaust V8's stack before
     // its own limit: the instance is then dropped and the spare takes over.
     const src =
@@ -118,7 +118,6 @@ describe('attacks', () => {
         break;
       }
       expectHealthy();
-      await engine.whenSpareReady();
     }
     expect([...codes].every((c) => c === 'stack' || c === 'memory')).toBe(true);
     expect(engine.stats().rebuilds).toBeGreaterThan(before);
