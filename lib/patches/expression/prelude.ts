@@ -26,7 +26,8 @@ export const MAX_RESULT_DEPTH = 100;
 const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
 
 /**
- * A function expression taking `(hostAtob, hostBtoa, hostDns, hostDnsError, maxResultLength)` and returning
+ * A function expression taking `(hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed,
+ * maxResultLength)` and returning
  * `{ run, frozenJson, frozenContext, describe }`:
  * - `run(fn, kind, payload, context, config)` calls the compiled expression and returns a
  *   tagged string (see {@link TAG}); exceptions of the expression propagate. `context` is the
@@ -35,7 +36,7 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
  * - `frozenContext(contextJson, config)` parses, attaches the config copy and deep-freezes.
  * - `describe(error)` renders a thrown value without running its getters.
  */
-export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, maxResultLength) {
+export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed, maxResultLength) {
   'use strict';
   const { freeze, isFrozen, getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyDescriptors, defineProperty, keys } = Object;
   const { ownKeys } = Reflect;
@@ -193,6 +194,31 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     defineProperty(g, name, { value: helpers[name], writable: false, enumerable: false, configurable: false });
   }
 
+  // Math.random: QuickJS keeps its generator's state in the context, where one evaluation could
+  // read from its outputs how many numbers earlier evaluations drew. This one (xoshiro128**) is
+  // seeded from the host's crypto source on its first call in each evaluation ('run' marks the
+  // seed stale), so nothing carries over.
+  const imul = Math.imul;
+  let r0 = 0, r1 = 0, r2 = 0, r3 = 0;
+  let seeded = false;
+  const rotl = (x, k) => (x << k) | (x >>> (32 - k));
+  const next32 = () => {
+    const out = imul(rotl(imul(r1, 5), 7), 9) >>> 0;
+    const t = r1 << 9;
+    r2 ^= r0; r3 ^= r1; r1 ^= r2; r0 ^= r3; r2 ^= t; r3 = rotl(r3, 11);
+    return out;
+  };
+  const random = function random() {
+    if (!seeded) {
+      const p = hostSeed().split(' ');
+      r0 = p[0] | 0; r1 = p[1] | 0; r2 = p[2] | 0; r3 = p[3] | 1;
+      seeded = true;
+    }
+    // 53 random bits, as V8 and QuickJS give.
+    return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992;
+  };
+  defineProperty(Math, 'random', { value: random, writable: true, enumerable: false, configurable: true });
+
   // Freezing makes inherited data properties non-writable, and then plain assignment to an own
   // property of the same name fails ("override mistake": 'err.name = x', 'o.toString = f').
   // These common ones become accessors whose setter defines the own property instead.
@@ -223,12 +249,17 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     getPrototypeOf(new Set().values()),
     getPrototypeOf(''[Symbol.iterator]()),
     getPrototypeOf('a'.matchAll(/a/g)),
+    getPrototypeOf([].values().map((x) => x)),
+    getPrototypeOf(Iterator.from({ next() { return { done: true }; } })),
+    getPrototypeOf(Iterator.concat()),
     getPrototypeOf((function* () {})()),
     getPrototypeOf((async function* () {})()),
     getPrototypeOf(Int8Array),
     getPrototypeOf(function () { return arguments; }()),
     helpers, InvalidCharacterError, NamingError, noCodegen, noEval,
   ];
+  // Getters are followed too: what one returns for its holder is reachable (the accessors above
+  // return the original functions). A getter that throws for its holder gives nothing.
   const seen = new Set();
   const work = roots.slice();
   while (work.length > 0) {
@@ -239,7 +270,13 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     for (const k of ownKeys(descs)) {
       const d = descs[k];
       if ('value' in d) push(work, d.value);
-      else { push(work, d.get); push(work, d.set); }
+      else {
+        push(work, d.get);
+        push(work, d.set);
+        if (d.get !== undefined) {
+          try { push(work, d.get.call(o)); } catch {}
+        }
+      }
     }
     push(work, getPrototypeOf(o));
   }
@@ -318,6 +355,7 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   // 'context' is JSON text to parse, or (isFrozen) a context frozenContext made earlier: frozen
   // data equal to what the text would give, which no evaluation can change or keep.
   const run = function (fn, kind, payload, context, config) {
+    seeded = false;
     let value;
     if (kind === 1) value = payload;
     else if (kind === 2) value = parse(payload);

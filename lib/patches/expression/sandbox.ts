@@ -3,6 +3,7 @@
  * deadline and a stack limit, the prelude, and the expressions compiled in it. The engine owns
  * sandboxes and replaces one that a host-level failure has poisoned.
  */
+import { randomFillSync } from 'node:crypto';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import type { ExpressionError } from '../types.ts';
 import type { QuickJSInstance } from './instance.ts';
@@ -103,6 +104,10 @@ export class Sandbox {
         }
       }),
       vm.newFunction('hostDnsError', () => vm.newString(this.#dnsError)),
+      vm.newFunction('hostSeed', () => {
+        const seed = randomFillSync(new Uint32Array(4));
+        return vm.newString(seed.join(' '));
+      }),
       vm.newNumber(limits.maxResultLength),
     ];
     this.#deadline = performance.now() + 5000;
