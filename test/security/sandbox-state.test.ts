@@ -12,6 +12,7 @@ import {
   createExpressionEngine,
   type ExpressionEngine,
 } from '../../lib/patches/expression/index.ts';
+import type { EvalResult } from '../../lib/patches/types.ts';
 import { expectHealthy, sampleContext } from './sandbox-support.ts';
 
 let engine: ExpressionEngine;
@@ -94,11 +95,14 @@ const WALKER = `(() => {
   return { visited: seen.size, bad };
 })()`;
 
+interface Walk {
+  visited: number;
+  bad: string[];
+}
+
 describe('everything reachable from an expression is frozen or fresh', () => {
   it('a walker inside the sandbox finds nothing that is not frozen', () => {
-    const r = slow.evaluate(WALKER, 'v', ctx);
-    expect(r.ok, JSON.stringify(r)).toBe(true);
-    const { visited, bad } = (r as { value: { visited: number; bad: string[] } }).value;
+    const { visited, bad } = resultOf<Walk>(slow.evaluate(WALKER, 'v', ctx));
     expect(bad).toEqual([]);
     // The walk really covered the intrinsics (about 740 objects).
     expect(visited).toBeGreaterThan(600);
@@ -106,8 +110,7 @@ describe('everything reachable from an expression is frozen or fresh', () => {
 
   it('still finds nothing after a round of stashing attacks', () => {
     for (const [, stash] of STASHES) slow.evaluate(stash, 'SECRET', ctx);
-    const r = slow.evaluate(WALKER, 'v', ctx);
-    expect((r as { value: { bad: string[] } }).value.bad).toEqual([]);
+    expect(resultOf<Walk>(slow.evaluate(WALKER, 'v', ctx)).bad).toEqual([]);
   });
 });
 
@@ -304,14 +307,21 @@ describe('a value stashed in one evaluation is not there in the next', () => {
     for (let i = 0; i < 5; i++) {
       const first = engine.evaluate('Math.random()', '', ctx);
       const second = engine.evaluate('Math.random()', '', ctx);
-      expect(predictsNext(valueOf(first), valueOf(second))).toBe(false);
+      expect(predictsNext(numberOf(first), numberOf(second))).toBe(false);
     }
   });
 });
 
-function valueOf(r: { ok: boolean }): number {
-  expect(r.ok).toBe(true);
-  return (r as { value: number }).value;
+function numberOf(r: EvalResult): number {
+  if (!r.ok || typeof r.value !== 'number')
+    throw new Error(`expected a number: ${JSON.stringify(r)}`);
+  return r.value;
+}
+
+/** The value of a successful evaluation. */
+function resultOf<T>(r: EvalResult): T {
+  if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
+  return r.value as T;
 }
 
 /** True when `b` is the output of QuickJS's xorshift64* right after the one that gave `a`. */
