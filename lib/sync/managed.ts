@@ -3,7 +3,7 @@
  */
 import type { KubeObject } from '../kube/object.ts';
 import type { SyncContext } from './context.ts';
-import { hostKeyOf } from './namespaces.ts';
+import { hostKeyOf, resolveHostNamespace } from './namespaces.ts';
 import type { ObjectKey } from './types.ts';
 
 /** Result of {@link managedState}. */
@@ -34,6 +34,13 @@ export function managedState(host: KubeObject, kind: string, ctx: SyncContext): 
     namespace === ''
   ) {
     return { managed: false, reason: 'it does not record the virtual object it was copied from' };
+  }
+  // A virtual namespace that may not be synced where it lands owns nothing there.
+  if (resolveHostNamespace(namespace, identity, config).problem !== undefined) {
+    return {
+      managed: false,
+      reason: `the virtual namespace it records may not be synced to host namespace ${JSON.stringify(host.metadata.namespace)}`,
+    };
   }
   // A copy carries the long name of its kind or, as the target of a reference, the short one.
   const key = { namespace, name };

@@ -27,6 +27,24 @@ export interface PlanInput {
   references?: { virtual: KubeObject[]; host: KubeObject[] };
 }
 
+/** A DNS-1123 label: what a namespace name is. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A DNS-1123 subdomain: what the names of the synced kinds are. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * True for a name Kubernetes accepts for a namespace. The key comes from the network: a name no
+ * cluster can hold (`__proto__`, `toString`, `../x`) is refused before any lookup uses it.
+ */
+export function isNamespaceName(name: string): boolean {
+  return name.length <= 63 && DNS_LABEL.test(name);
+}
+
+/** True for a name Kubernetes accepts for an Endpoints, Service, Secret or ConfigMap. */
+export function isObjectName(name: string): boolean {
+  return name.length <= 253 && DNS_SUBDOMAIN.test(name);
+}
+
 /** What the planner needs besides its input. */
 export interface PlanEnv {
   evaluator: Evaluator;
@@ -136,8 +154,20 @@ export function validatePlanInput(input: unknown): asserts input is PlanInput {
   }
   const key = input['key'];
   if (!isRecord(key)) throw new InvalidPlanInputError('key', 'expected {namespace, name}');
-  requireString(key['namespace'], 'key.namespace');
-  requireString(key['name'], 'key.name');
+  const namespace = requireString(key['namespace'], 'key.namespace');
+  if (!isNamespaceName(namespace)) {
+    throw new InvalidPlanInputError(
+      'key.namespace',
+      'not a Kubernetes namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit)',
+    );
+  }
+  const name = requireString(key['name'], 'key.name');
+  if (!isObjectName(name)) {
+    throw new InvalidPlanInputError(
+      'key.name',
+      'not a Kubernetes object name (a DNS-1123 subdomain: at most 253 lower-case letters, digits, "-" and ".")',
+    );
+  }
   checkObject(input['virtualObject'], 'virtualObject', true);
   checkObject(input['service'], 'service', true);
   checkObject(input['hostObject'], 'hostObject', true);

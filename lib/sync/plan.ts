@@ -22,7 +22,7 @@ import { applyMergePatch, isPlainObject } from './json.ts';
 import { resourceByPlural } from './kinds.ts';
 import { virtualLabelKey } from './label-keys.ts';
 import { managedState } from './managed.ts';
-import { hostKeyOf, ownsHostNamespace } from './namespaces.ts';
+import { hostKeyOf, ownsHostNamespace, resolveHostNamespace } from './namespaces.ts';
 import {
   checkReport,
   deleteWrite,
@@ -161,6 +161,15 @@ function planValidated(
       'hostObject',
       `expected the host object ${describeKey(hostKey)}, got ${host.metadata.namespace}/${host.metadata.name}`,
     );
+  }
+  const placement = resolveHostNamespace(key.namespace, ctx.identity, ctx.config);
+  if (placement.problem !== undefined) {
+    throw new PlanStop({
+      status: 'failed',
+      reasonCode: 'namespace-denied',
+      reason: `${kind} ${describeKey(key)} is not synced: ${placement.problem}`,
+      retryable: false,
+    });
   }
   if (!ownsHostNamespace(hostKey.namespace, ctx.identity, ctx.config)) {
     throw new PlanStop({

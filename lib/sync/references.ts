@@ -17,6 +17,7 @@ import {
   hostKeyOf,
   isMultiNamespace,
   ownsHostNamespace,
+  resolveHostNamespace,
   virtualNamespaceOf,
 } from './namespaces.ts';
 import { controlledByOf } from './translate.ts';
@@ -84,11 +85,13 @@ export function syncReferences(
   const { identity, config } = ctx;
   const multi = isMultiNamespace(config);
 
-  const deny = (hostNamespace: string, original: ObjectRef): never => {
+  const deny = (hostNamespace: string, original: ObjectRef, why?: string): never => {
     const error = new ReferenceDeniedError(
-      `reference to ${describeRef(original)} is denied: host namespace ${JSON.stringify(hostNamespace)} ` +
-        `does not belong to virtual cluster ${JSON.stringify(identity.name)} (its host namespace is ` +
-        `${JSON.stringify(identity.hostNamespace)}); point the reference at an object of the virtual cluster`,
+      why === undefined
+        ? `reference to ${describeRef(original)} is denied: host namespace ${JSON.stringify(hostNamespace)} ` +
+            `does not belong to virtual cluster ${JSON.stringify(identity.name)} (its host namespace is ` +
+            `${JSON.stringify(identity.hostNamespace)}); point the reference at an object of the virtual cluster`
+        : `reference to ${describeRef(original)} is denied: ${why}`,
       original,
     );
     denials.push(error);
@@ -133,6 +136,12 @@ export function syncReferences(
           ? { ...ref, ...referenceHostKey(ref.kind, ref, ctx) }
           : single.toHost(ref);
       if (!ownsHostNamespace(hostRef.namespace, identity, config)) deny(hostRef.namespace, ref);
+      // In multi-namespace mode the virtual namespace itself must be allowed where it lands:
+      // owning the host namespace is not enough when it is another virtual namespace's.
+      if (!original && multi) {
+        const placement = resolveHostNamespace(ref.namespace, identity, config);
+        if (placement.problem !== undefined) deny(hostRef.namespace, ref, placement.problem);
+      }
       return hostRef;
     },
     fromHost(ref: ObjectRef): ObjectRef {
