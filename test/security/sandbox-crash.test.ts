@@ -14,7 +14,7 @@ import { expectHealthy, failure, sampleContext } from './sandbox-support.ts';
 const MEMORY_CAP = 32 * 1024 * 1024;
 let engine: ExpressionEngine;
 beforeAll(async () => {
-  engine = await createExpressionEngine({ memoryBytes: MEMORY_CAP });
+  engine = await createExpressionEngine({ memoryBytes: MEMORY_CAP, timeoutMs: 2_000 });
 });
 afterAll(() => engine.dispose());
 
