@@ -291,7 +291,7 @@ export class ExpressionEngine implements Evaluator {
     );
     this.#track(sandbox);
     if (!outcome.ok) return this.#afterFailure(outcome.error, outcome.poisoned);
-    if (sandbox.hasPendingJobs) this.#replaceSandbox(false);
+    if (sandbox.needsReplacement) this.#replaceSandbox(false);
     return { ok: true, value: outcome.value as JsonValue | undefined, evaluator: 'sandbox' };
   }
 
@@ -300,7 +300,7 @@ export class ExpressionEngine implements Evaluator {
     // The WebAssembly memory never shrinks: after a memory failure a fresh instance gives the
     // memory back.
     if (poisoned || error.code === 'memory') this.#replaceSandbox(true);
-    else if (this.#sandbox?.hasPendingJobs) this.#replaceSandbox(false);
+    else if (this.#sandbox?.needsReplacement) this.#replaceSandbox(false);
     return this.#fail(error);
   }
 

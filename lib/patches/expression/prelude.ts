@@ -35,6 +35,7 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
  * - `frozenJson(json)` parses and deep-freezes (cached config subtrees).
  * - `frozenContext(contextJson, config)` parses, attaches the config copy and deep-freezes.
  * - `describe(error)` renders a thrown value without running its getters.
+ * - `sourceOf(fn)` is the source text of a compiled expression's function.
  */
 export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed, maxResultLength) {
   'use strict';
@@ -401,5 +402,8 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     return clip(String(e));
   };
 
-  return freeze({ run, frozenJson, frozenContext, describe });
+  const functionText = FunctionProto.toString;
+  const sourceOf = (fn) => functionText.call(fn);
+
+  return freeze({ run, frozenJson, frozenContext, describe, sourceOf });
 })`;

@@ -9,6 +9,7 @@ import type { ExpressionError } from '../types.ts';
 import type { QuickJSInstance } from './instance.ts';
 import { Lru } from './lru.ts';
 import { PRELUDE_SOURCE, TAG } from './prelude.ts';
+import { wrapExpression, wrappedFunctionText } from './syntax.ts';
 
 /** Limits one sandbox enforces. */
 export interface SandboxLimits {
@@ -55,12 +56,14 @@ export class Sandbox {
   /** Context keys seen once: only a repeated context is worth a cached copy. */
   readonly #seenContexts = new Set<string>();
   readonly #describe: QuickJSHandle;
+  readonly #sourceOf: QuickJSHandle;
   readonly #kinds: QuickJSHandle[];
   readonly #owned: QuickJSHandle[] = [];
   readonly #compiled: Lru<string, QuickJSHandle>;
   #configIdentity: unknown;
   readonly #configs = new Map<string, QuickJSHandle>();
   #deadline = Number.POSITIVE_INFINITY;
+  #tainted = false;
   #dnsError = '';
   #interrupted = false;
   #disposed = false;
@@ -120,6 +123,7 @@ export class Sandbox {
     this.#frozenJson = vm.getProp(api, 'frozenJson');
     this.#frozenContext = vm.getProp(api, 'frozenContext');
     this.#describe = vm.getProp(api, 'describe');
+    this.#sourceOf = vm.getProp(api, 'sourceOf');
     api.dispose();
     this.#kinds = [0, 1, 2, 3].map((k) => vm.newNumber(k));
     this.#owned.push(
@@ -127,6 +131,7 @@ export class Sandbox {
       this.#frozenJson,
       this.#frozenContext,
       this.#describe,
+      this.#sourceOf,
       ...this.#kinds,
     );
   }
@@ -136,19 +141,25 @@ export class Sandbox {
     return this.instance.memory.buffer.byteLength;
   }
 
-  /** True when a promise job is queued: the context must be replaced before the next call. */
-  get hasPendingJobs(): boolean {
-    return this.#runtime.hasPendingJob();
-  }
-
   /** Compiled expressions held. */
   get compiledCount(): number {
     return this.#compiled.size;
   }
 
   /**
-   * Compiles `(value, context) => (SRC)` in strict mode. The caller must have passed `source`
-   * through checkExpressionSyntax: the wrapper alone does not confine it.
+   * True when this context must not run another expression: a promise job is queued, or a
+   * compile may have run code at the top level (see {@link compile}).
+   */
+  get needsReplacement(): boolean {
+    return this.#tainted || this.#runtime.hasPendingJob();
+  }
+
+  /**
+   * Compiles `(value, context) => (SRC)` as a strict script. The caller must have passed `source`
+   * through the syntax check, which parses exactly this text: the wrapper alone does not confine
+   * it. As a second line of defence the function QuickJS made must have exactly the wrapper's
+   * text; if not, the two parsers disagreed, top-level code may have run, and the context is
+   * marked for replacement.
    */
   compile(source: string): Compiled {
     const cached = this.#compiled.get(source);
@@ -156,8 +167,7 @@ export class Sandbox {
     const vm = this.#vm;
     this.#arm();
     try {
-      // The newline keeps a trailing line comment from swallowing the closing parenthesis.
-      const r = vm.evalCode(`(value, context) => (\n${source}\n)`, 'expression.js', {
+      const r = vm.evalCode(wrapExpression(source), 'expression.js', {
         type: 'global',
         strict: true,
       });
@@ -166,8 +176,12 @@ export class Sandbox {
         r.error.dispose();
         return { ok: false, error, poisoned: false };
       }
-      if (vm.typeof(r.value) !== 'function') {
+      if (
+        vm.typeof(r.value) !== 'function' ||
+        this.#sourceText(r.value) !== wrappedFunctionText(source)
+      ) {
         r.value.dispose();
+        this.#tainted = true;
         return {
           ok: false,
           error: { code: 'syntax', message: 'expression did not compile to a single expression' },
@@ -386,6 +400,19 @@ export class Sandbox {
       this.#interrupted = interrupted;
       this.#deadline = Number.POSITIVE_INFINITY;
     }
+  }
+
+  /** `Function.prototype.toString` of a compiled function (the prelude's frozen original). */
+  #sourceText(fn: QuickJSHandle): string | undefined {
+    const vm = this.#vm;
+    const r = vm.callFunction(this.#sourceOf, vm.undefined, fn);
+    if (r.error) {
+      r.error.dispose();
+      return undefined;
+    }
+    const text = vm.getString(r.value);
+    r.value.dispose();
+    return text;
   }
 
   #nearMemoryCap(): boolean {

@@ -2,8 +2,13 @@
  * Host-side syntax check of an expression patch: exactly one ES expression, no dynamic import,
  * no `import.meta`, bounded nesting. The sandbox compiles a source only after this passed,
  * because wrapping a source in `(value, context) => (SRC)` alone is escapable (`1), (2`).
+ *
+ * The check parses the very text QuickJS compiles ({@link wrapExpression}), as QuickJS does: a
+ * strict script. Parsing the source on its own, or in another goal, lets the two parsers disagree
+ * about where the expression ends: in a script `<!--` and `-->` start comments, in a module they
+ * are operators, and a source can hide the close of the wrapper from one parser but not the other.
  */
-import { type Expression, parseExpressionAt, tokenizer } from 'acorn';
+import { type Comment, type Expression, Parser, parse, parseExpressionAt } from 'acorn';
 
 /** Where and why a source is not an acceptable expression. Lines and columns are 1-based. */
 export interface ExpressionSyntaxError {
@@ -30,17 +35,41 @@ export const DEFAULT_MAX_NESTING = 64;
 export const DEFAULT_MAX_DEPTH = 512;
 
 /**
- * The parser options: strict (module) code like the sandbox compiles, ES2022 syntax (a superset
- * of the ES2020 the docs promise, all of which QuickJS runs).
+ * The parser options: a strict script like the sandbox compiles, ES2022 syntax (a superset of the
+ * ES2020 the docs promise, all of which QuickJS runs).
  */
 const PARSE_OPTIONS = {
   ecmaVersion: 2022,
-  sourceType: 'module',
+  sourceType: 'script',
+  strict: true,
   preserveParens: true,
   allowAwaitOutsideFunction: false,
   allowImportExportEverywhere: false,
-  locations: true,
+  allowReturnOutsideFunction: false,
+  allowHashBang: false,
 } as const;
+
+/** What QuickJS compiles before a source: the source starts a line, as it does here. */
+const WRAPPER_HEAD = '"use strict";(value, context) => (\n';
+/** After the source: the newline ends a trailing line comment before the closing parenthesis. */
+const WRAPPER_TAIL = '\n)';
+/** Where the arrow function starts in the wrapped text. */
+const ARROW_START = WRAPPER_HEAD.indexOf('(value');
+/** Where the parenthesis around the source opens in the wrapped text. */
+const BODY_START = WRAPPER_HEAD.length - 2;
+
+/**
+ * The script the sandbox compiles for `source`: its value is the function `(value, context) =>
+ * (SRC)`. Only a source {@link parseExpression} accepted may be compiled.
+ */
+export function wrapExpression(source: string): string {
+  return WRAPPER_HEAD + source + WRAPPER_TAIL;
+}
+
+/** The text `Function.prototype.toString` gives for the function {@link wrapExpression} makes. */
+export function wrappedFunctionText(source: string): string {
+  return WRAPPER_HEAD.slice(ARROW_START) + source + WRAPPER_TAIL;
+}
 
 /** A parsed expression, or why the source is not one. */
 export type ParsedExpression =
@@ -92,26 +121,88 @@ export function parseExpression(source: string, limits: SyntaxLimits = {}): Pars
     return fail('expression is empty; write one JavaScript expression, e.g. "value"', source, 0);
   }
 
-  let node: Expression;
+  const wrapped = wrapExpression(source);
+  const comments: Comment[] = [];
+  let program: Node;
   try {
-    node = parseExpressionAt(source, 0, PARSE_OPTIONS);
+    program = parse(wrapped, { ...PARSE_OPTIONS, onComment: comments }) as unknown as Node;
   } catch (err) {
-    return fromParserError(err, source);
+    return diagnose(source, err);
   }
+  const node = expressionOf(program, wrapped.length);
+  if (node === undefined) return diagnose(source, undefined);
 
-  const rest = firstTokenAfter(source, node.end);
-  if (rest !== undefined) {
+  const html = comments.find(
+    (c) => wrapped.startsWith('<!--', c.start) || wrapped.startsWith('-->', c.start),
+  );
+  if (html !== undefined) {
     return fail(
-      'expected the end of the expression; a patch is one expression, not statements ' +
-        '(use a ternary, `&&`/`||`/`??` or an arrow-function IIFE instead)',
+      'HTML-like comments (`<!--`, `-->`) are not allowed in expressions; use // or /* */',
       source,
-      rest,
+      html.start - WRAPPER_HEAD.length,
     );
   }
 
   const forbidden = findForbidden(node, limits.maxDepth ?? DEFAULT_MAX_DEPTH);
-  if (forbidden !== undefined) return fail(forbidden.message, source, forbidden.pos);
-  return { ok: true, node };
+  if (forbidden !== undefined) {
+    return fail(forbidden.message, source, forbidden.pos - WRAPPER_HEAD.length);
+  }
+  return { ok: true, node: node as unknown as Expression };
+}
+
+/**
+ * The source's expression when the wrapped text is exactly the directive and one arrow function
+ * whose parenthesised body is all of the source; `undefined` when the source changed that shape.
+ */
+function expressionOf(program: Node, end: number): Node | undefined {
+  const body = program['body'] as Node[];
+  if (body.length !== 2 || body[0]!['directive'] !== 'use strict') return undefined;
+  const statement = body[1]!;
+  if (statement.type !== 'ExpressionStatement') return undefined;
+  const arrow = statement['expression'] as Node;
+  if (
+    arrow.type !== 'ArrowFunctionExpression' ||
+    arrow.start !== ARROW_START ||
+    arrow['end'] !== end ||
+    arrow['async'] === true ||
+    (arrow['params'] as Node[]).length !== 2
+  ) {
+    return undefined;
+  }
+  const parens = arrow['body'] as Node;
+  if (
+    parens.type !== 'ParenthesizedExpression' ||
+    parens.start !== BODY_START ||
+    parens['end'] !== end
+  ) {
+    return undefined;
+  }
+  return parens['expression'] as Node;
+}
+
+const NOT_ONE_EXPRESSION =
+  'expected the end of the expression; a patch is one expression, not statements ' +
+  '(use a ternary, `&&`/`||`/`??` or an arrow-function IIFE instead)';
+
+/**
+ * Explains why the wrapped source did not parse as one expression: parsed on its own (in the
+ * same goal), the source gives the first syntax error or the first token after its expression.
+ * Only messages come from here; what is accepted is decided on the wrapped text alone.
+ */
+function diagnose(source: string, wrappedError: unknown): ParsedExpression {
+  let node: Expression;
+  try {
+    node = parseExpressionAt(source, 0, PARSE_OPTIONS);
+  } catch (err) {
+    return fromParserError(err, source, 0);
+  }
+  const rest = firstTokenAfter(source, node.end);
+  if (rest !== undefined)
+    return awaitBefore(source, rest) ?? fail(NOT_ONE_EXPRESSION, source, rest);
+  if (wrappedError !== undefined) {
+    return fromParserError(wrappedError, source, WRAPPER_HEAD.length);
+  }
+  return fail(NOT_ONE_EXPRESSION, source, node.end);
 }
 
 /**
@@ -171,9 +262,15 @@ function findExcessNesting(source: string, max: number): number | undefined {
 /** Offset of the first token after `end`, or `undefined` when only whitespace/comments remain. */
 function firstTokenAfter(source: string, end: number): number | undefined {
   try {
-    const tokens = tokenizer(source.slice(end), { ecmaVersion: 2022, sourceType: 'module' });
-    const token = tokens.getToken();
-    return token.type.label === 'eof' ? undefined : end + token.start;
+    // The parser's constructor is public in JavaScript (plugins use it); its typings hide it.
+    const Tokenizer = Parser as unknown as new (
+      options: typeof PARSE_OPTIONS,
+      input: string,
+      start: number,
+    ) => { nextToken(): void; type: { label: string }; start: number };
+    const token = new Tokenizer(PARSE_OPTIONS, source, end);
+    token.nextToken();
+    return token.type.label === 'eof' ? undefined : token.start;
   } catch {
     // Trailing text that does not even tokenize is still trailing text.
     return end;
@@ -187,11 +284,8 @@ interface Node {
 }
 
 /** Walks the tree without recursion looking for constructs the sandbox refuses. */
-function findForbidden(
-  root: Expression,
-  maxDepth: number,
-): { message: string; pos: number } | undefined {
-  const stack: Array<[Node, number]> = [[root as unknown as Node, 1]];
+function findForbidden(root: Node, maxDepth: number): { message: string; pos: number } | undefined {
+  const stack: Array<[Node, number]> = [[root, 1]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
     if (depth > maxDepth) {
@@ -229,22 +323,42 @@ function isNode(x: unknown): x is Node {
   return typeof x === 'object' && x !== null && typeof (x as { type?: unknown }).type === 'string';
 }
 
-function fromParserError(err: unknown, source: string): ParsedExpression {
+/** A parser error as a failure; `offset` is where the source starts in the parsed text. */
+function fromParserError(err: unknown, source: string, offset: number): ParsedExpression {
   if (err instanceof RangeError || /stack space/i.test((err as Error).message ?? '')) {
     // acorn recursed past the host stack: treat as too deeply nested, never crash the caller.
     return fail('expression is nested too deeply to parse; simplify it', source, 0);
   }
   if (err instanceof SyntaxError) {
-    const pos = (err as SyntaxError & { pos?: number }).pos ?? 0;
+    const pos = ((err as SyntaxError & { pos?: number }).pos ?? 0) - offset;
     // acorn appends " (line:col)"; the position is reported separately.
     const message = err.message.replace(/ \(\d+:\d+\)$/, '');
+    if (/import\.meta/.test(message)) {
+      return fail('import.meta is not available in expressions', source, pos);
+    }
+    const awaited = awaitBefore(source, pos);
+    if (awaited !== undefined) return awaited;
     return fail(`syntax error: ${message}`, source, pos);
   }
   throw err;
 }
 
+/**
+ * In a script `await` outside an async function is a name, so `await x` is two names in a row:
+ * the failure to report when the source stops making sense right after one.
+ */
+function awaitBefore(source: string, pos: number): ParsedExpression | undefined {
+  const awaited = /\bawait\s*$/.exec(source.slice(0, Math.max(0, pos)));
+  if (awaited === null) return undefined;
+  return fail(
+    'await is not available in expressions (they are synchronous)',
+    source,
+    awaited.index,
+  );
+}
+
 function fail(message: string, source: string, pos: number): ParsedExpression {
-  const { line, column } = lineColumn(source, pos);
+  const { line, column } = lineColumn(source, Math.max(0, pos));
   return { ok: false, error: { message, line, column } };
 }
 
