@@ -6,7 +6,7 @@
 import type { KubeObject } from '../kube/object.ts';
 import { MAX_NAME_LENGTH } from '../naming/index.ts';
 import type { SyncContext } from './context.ts';
-import { cloneJson, isPlainObject, jsonEqual } from './json.ts';
+import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from './json.ts';
 import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
 
 /** The address lists of a subset whose targetRefs point at Pods. */
@@ -67,10 +67,13 @@ export function copyEndpointsSubsets(
     for (const key of Object.keys(subset)) {
       const value = subset[key];
       if (value === undefined) continue;
-      out[key] =
+      setOwn(
+        out,
+        key,
         (key === 'addresses' || key === 'notReadyAddresses') && Array.isArray(value)
           ? value.map((address) => copyAddress(address, virtualNamespace, podKey))
-          : cloneJson(value);
+          : cloneJson(value),
+      );
     }
     return out;
   });
@@ -84,8 +87,11 @@ function copyAddress(address: unknown, virtualNamespace: string, podKey: PodHost
   for (const key of Object.keys(address)) {
     const value = address[key];
     if (value === undefined) continue;
-    out[key] =
-      key === 'targetRef' ? copyTargetRef(value, virtualNamespace, podKey) : cloneJson(value);
+    setOwn(
+      out,
+      key,
+      key === 'targetRef' ? copyTargetRef(value, virtualNamespace, podKey) : cloneJson(value),
+    );
   }
   return out;
 }
@@ -106,7 +112,7 @@ function copyTargetRef(ref: unknown, virtualNamespace: string, podKey: PodHostKe
     else if (key === 'namespace') {
       out[key] = host.namespace;
       namespaced = true;
-    } else out[key] = cloneJson(value);
+    } else setOwn(out, key, cloneJson(value));
   }
   if (!namespaced) out['namespace'] = host.namespace;
   return out;
@@ -163,8 +169,8 @@ export function sameEndpointsSubsets(
       count++;
       const same =
         (key === 'addresses' || key === 'notReadyAddresses') && Array.isArray(value)
-          ? sameAddresses(value, hostSubset[key], virtualNamespace, podName)
-          : jsonEqual(value, hostSubset[key]);
+          ? sameAddresses(value, getOwn(hostSubset, key), virtualNamespace, podName)
+          : jsonEqual(value, getOwn(hostSubset, key));
       if (!same) return false;
     }
     if (count !== definedCount(hostSubset)) return false;
@@ -195,8 +201,8 @@ function sameAddresses(
       count++;
       const same =
         key === 'targetRef'
-          ? sameTargetRef(value, hostAddress[key], virtualNamespace, podName)
-          : jsonEqual(value, hostAddress[key]);
+          ? sameTargetRef(value, getOwn(hostAddress, key), virtualNamespace, podName)
+          : jsonEqual(value, getOwn(hostAddress, key));
       if (!same) return false;
     }
     if (count !== definedCount(hostAddress)) return false;
@@ -231,8 +237,8 @@ function sameTargetRef(
     count++;
     const same =
       key === 'name'
-        ? podName.is(host[key], namespace, value as string)
-        : jsonEqual(value, host[key]);
+        ? podName.is(getOwn(host, key), namespace, value as string)
+        : jsonEqual(value, getOwn(host, key));
     if (!same) return false;
   }
   return count === definedCount(host);

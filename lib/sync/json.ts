@@ -3,6 +3,34 @@
  * copy, a deep equality, RFC 7386 merge-patch application and a key-sorted serialisation.
  */
 
+/**
+ * Sets `key` on `target` as an own, enumerable data property. Keys come from users: plain
+ * assignment of `__proto__` would replace the object's prototype (and lose the key) instead.
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    target[key] = value;
+  }
+}
+
+/**
+ * `target[key]` when `key` is an own property of `target`, otherwise `undefined`: a user's key
+ * such as `constructor` or `toString` must never read an Object.prototype member.
+ */
+export function getOwn<T>(
+  target: Readonly<Record<string, T>> | undefined,
+  key: string,
+): T | undefined {
+  return target !== undefined && Object.hasOwn(target, key) ? target[key] : undefined;
+}
+
 /** A plain JSON object (as opposed to an array or a scalar). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -15,7 +43,7 @@ export function cloneJson<T>(value: T): T {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = cloneJson(v);
+    if (v !== undefined) setOwn(out, key, cloneJson(v));
   }
   return out as T;
 }
@@ -36,7 +64,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   for (const key of Object.keys(ra)) {
     if (ra[key] === undefined) continue;
     count++;
-    if (!jsonEqual(ra[key], rb[key])) return false;
+    if (!jsonEqual(ra[key], getOwn(rb, key))) return false;
   }
   for (const key of Object.keys(rb)) if (rb[key] !== undefined) count--;
   return count === 0;
@@ -48,7 +76,7 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   const out: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete out[key];
-    else out[key] = applyMergePatch(out[key], value);
+    else setOwn(out, key, applyMergePatch(getOwn(out, key), value));
   }
   return out;
 }
@@ -63,17 +91,17 @@ export function mergePatchBetween(
 ): Record<string, unknown> | undefined {
   const patch: Record<string, unknown> = {};
   for (const key of Object.keys(from)) {
-    if (from[key] !== undefined && to[key] === undefined) patch[key] = null;
+    if (from[key] !== undefined && getOwn(to, key) === undefined) setOwn(patch, key, null);
   }
   for (const key of Object.keys(to)) {
-    const a = from[key];
+    const a = getOwn(from, key);
     const b = to[key];
     if (b === undefined || jsonEqual(a, b)) continue;
     if (isPlainObject(a) && isPlainObject(b)) {
       const sub = mergePatchBetween(a, b);
-      if (sub) patch[key] = sub;
+      if (sub) setOwn(patch, key, sub);
     } else {
-      patch[key] = cloneJson(b);
+      setOwn(patch, key, cloneJson(b));
     }
   }
   return Object.keys(patch).length > 0 ? patch : undefined;

@@ -5,7 +5,7 @@
 import type { KubeObject } from '../kube/object.ts';
 import type { PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
-import { jsonEqual } from './json.ts';
+import { getOwn, jsonEqual } from './json.ts';
 import type { SyncReferenceTranslator } from './references.ts';
 import type { HostWrite, ObjectKey, Plan, PlanReference, VirtualWrite } from './types.ts';
 
@@ -83,7 +83,7 @@ export function sameContent(desired: KubeObject, host: KubeObject): boolean {
   const keys = new Set([...Object.keys(desired), ...Object.keys(host)]);
   for (const key of keys) {
     if (key === 'metadata' || key === 'apiVersion' || key === 'kind' || key === 'status') continue;
-    if (!jsonEqual(desired[key], host[key])) return false;
+    if (!jsonEqual(getOwn(desired, key), getOwn(host, key))) return false;
   }
   return true;
 }

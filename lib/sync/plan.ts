@@ -18,7 +18,7 @@ import {
   endpointsSkipReason,
   type SkipReason,
 } from './endpoints.ts';
-import { applyMergePatch, isPlainObject } from './json.ts';
+import { applyMergePatch, getOwn, isPlainObject, setOwn } from './json.ts';
 import { resourceByPlural } from './kinds.ts';
 import { virtualLabelKey } from './label-keys.ts';
 import { managedState } from './managed.ts';
@@ -418,12 +418,12 @@ function virtualPatch(
     annotations?: Record<string, string | null>;
   } = {};
   const pick = (map: 'labels' | 'annotations', virtualKey: string) => {
-    const next = reversed.metadata[map]?.[virtualKey];
+    const next = getOwn(reversed.metadata[map], virtualKey);
     const value = typeof next === 'string' ? next : null;
-    const current = virtual.metadata[map]?.[virtualKey];
+    const current = getOwn(virtual.metadata[map], virtualKey);
     if ((typeof current === 'string' ? current : null) === value) return;
     out[map] ??= {};
-    out[map][virtualKey] = value;
+    setOwn(out[map], virtualKey, value);
   };
   for (const hostKey of changes.labels) {
     const virtualKey = virtualLabelKey(hostKey, ctx.identity.name, ctx.identity.markerDomain);

@@ -3,6 +3,7 @@
  * since the last sync while the virtual side kept them, so that they flow back. Everything else
  * follows the virtual side; when both sides changed a key, the virtual side wins.
  */
+import { getOwn } from './json.ts';
 import type { AppliedMetadata } from './translate.ts';
 
 /** Host-form keys whose host value changed since the last sync while the virtual side did not. */
@@ -19,7 +20,8 @@ function changedOnHostOnly(
   const keys = new Set([...Object.keys(host), ...Object.keys(last), ...Object.keys(desired)]);
   const out: string[] = [];
   for (const key of keys) {
-    if (host[key] !== last[key] && desired[key] === last[key]) out.push(key);
+    const before = getOwn(last, key);
+    if (getOwn(host, key) !== before && getOwn(desired, key) === before) out.push(key);
   }
   return out.sort();
 }

@@ -13,7 +13,7 @@
 import type { KubeObject, ObjectMeta } from '../kube/object.ts';
 import type { SyncContext } from './context.ts';
 import { copyEndpointsSubsets, sameEndpointsSubsets } from './endpoints.ts';
-import { cloneJson, isPlainObject, jsonEqual, stableStringify } from './json.ts';
+import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn, stableStringify } from './json.ts';
 import { resourceByKind } from './kinds.ts';
 import { hostLabelKey, virtualLabelKey } from './label-keys.ts';
 import {
@@ -47,7 +47,7 @@ export interface AppliedMetadata {
 function stringMap(value: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isPlainObject(value)) return out;
-  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') setOwn(out, k, v);
   return out;
 }
 
@@ -114,7 +114,11 @@ export function withHostSpec(
     const value = virtual[key];
     if (value === undefined) continue;
     const copier = copierOf(kind, key);
-    out[key] = copier === undefined ? cloneJson(value) : copier.copy(value, virtualNamespace, ctx);
+    setOwn(
+      out,
+      key,
+      copier === undefined ? cloneJson(value) : copier.copy(value, virtualNamespace, ctx),
+    );
   }
   return out;
 }
@@ -137,8 +141,8 @@ export function sameHostSpec(
     const copier = copierOf(kind, key);
     const same =
       copier === undefined
-        ? jsonEqual(value, host[key])
-        : copier.equals(value, host[key], virtualNamespace, ctx);
+        ? jsonEqual(value, getOwn(host, key))
+        : copier.equals(value, getOwn(host, key), virtualNamespace, ctx);
     if (!same) return false;
   }
   for (const key of Object.keys(host)) {
@@ -203,14 +207,14 @@ export function appliedMetadataOf(
   const labels: Record<string, string> = {};
   for (const [key, value] of Object.entries(stringMap(object.metadata?.labels))) {
     if (fromVirtualKeys) {
-      labels[hostLabelKey(key, identity.name, identity.markerDomain)] = value;
+      setOwn(labels, hostLabelKey(key, identity.name, identity.markerDomain), value);
     } else if (virtualLabelKey(key, identity.name, identity.markerDomain) !== undefined) {
-      labels[key] = value;
+      setOwn(labels, key, value);
     }
   }
   const annotations: Record<string, string> = {};
   for (const [key, value] of Object.entries(stringMap(object.metadata?.annotations))) {
-    if (!isMarkerAnnotation(key, markers)) annotations[key] = value;
+    if (!isMarkerAnnotation(key, markers)) setOwn(annotations, key, value);
   }
   return { labels, annotations };
 }
@@ -243,7 +247,7 @@ export function prepareFromHost(host: KubeObject, ctx: SyncContext): KubeObject 
   const labels: Record<string, string> = {};
   for (const [key, value] of Object.entries(applied.labels)) {
     const original = virtualLabelKey(key, identity.name, identity.markerDomain);
-    if (original !== undefined) labels[original] = value;
+    if (original !== undefined) setOwn(labels, original, value);
   }
   out.metadata = {
     name: host.metadata.name ?? '',
@@ -271,13 +275,13 @@ export function importFromHost(
   for (const key of Object.keys(host)) {
     if (key === 'metadata' || key === 'apiVersion' || key === 'kind' || key === 'status') continue;
     const value = host[key];
-    if (value !== undefined) out[key] = cloneJson(value);
+    if (value !== undefined) setOwn(out, key, cloneJson(value));
   }
   const labels = stringMap(host.metadata.labels);
   labels[markers.controlledBy] = IMPORT_CONTROLLER;
   const annotations: Record<string, string> = {};
   for (const [key, value] of Object.entries(stringMap(host.metadata.annotations))) {
-    if (!isMarkerAnnotation(key, markers)) annotations[key] = value;
+    if (!isMarkerAnnotation(key, markers)) setOwn(annotations, key, value);
   }
   annotations[markers.objectHostName] = host.metadata.name ?? '';
   annotations[markers.objectHostNamespace] = host.metadata.namespace ?? '';
