@@ -144,11 +144,26 @@ const typeText: Record<string, string> = {
   InternalError: 'Internal error',
 };
 
+/**
+ * Longest value text an error repeats. kube-apiserver echoes values in full; the emulator
+ * shortens them so that a 2 MB name cannot turn into a 12 MB answer.
+ */
+export const MAX_ERROR_VALUE_CHARS = 256;
+
+/** Most field errors one Invalid answer lists (the rest are counted, not listed). */
+export const MAX_ERROR_CAUSES = 100;
+
+function shorten(text: string): string {
+  return text.length > MAX_ERROR_VALUE_CHARS
+    ? `${text.slice(0, MAX_ERROR_VALUE_CHARS)}... (${text.length} characters)`
+    : text;
+}
+
 function goValue(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') return shorten(JSON.stringify(v));
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (v === null || v === undefined) return 'null';
-  return JSON.stringify(v);
+  return shorten(JSON.stringify(v) ?? 'null');
 }
 
 /** `Invalid value: "x": detail` (the cause message, without the field). */
@@ -205,19 +220,28 @@ export const fieldErr = {
 /** 422 Invalid: `Endpoints "x" is invalid: field: Invalid value: ...` with causes. */
 export function invalid(gk: GroupKind, name: string, errors: FieldError[]): StatusError {
   const qualifiedKind = gk.group ? `${gk.kind}.${gk.group}` : gk.kind;
-  const texts = errors.map((e) =>
+  // At most MAX_ERROR_CAUSES errors are spelled out: 30,000 bad labels in a 600 KB body would
+  // otherwise answer 19 MB (the rest are counted in a last entry).
+  const listed = errors.slice(0, MAX_ERROR_CAUSES);
+  const omitted = errors.length - listed.length;
+  const texts = listed.map((e) =>
     e.field ? `${e.field}: ${fieldErrorBody(e)}` : fieldErrorBody(e),
   );
+  if (omitted > 0) texts.push(`... and ${omitted} more errors`);
   // apimachinery's aggregate drops duplicate messages.
   const unique = [...new Set(texts)];
   const joined = unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
+  const shownName = shorten(name);
   const det: StatusDetails = {};
-  if (name) det.name = name;
+  if (name) det.name = shownName;
   if (gk.group) det.group = gk.group;
   det.kind = gk.kind;
-  det.causes = errors.map((e) => ({ reason: e.type, message: fieldErrorBody(e), field: e.field }));
+  det.causes = listed.map((e) => ({ reason: e.type, message: fieldErrorBody(e), field: e.field }));
+  if (omitted > 0) {
+    det.causes.push({ reason: 'FieldValueTooMany', message: `${omitted} more errors`, field: '' });
+  }
   return new StatusError(
-    failure(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${joined}`, det),
+    failure(422, 'Invalid', `${qualifiedKind} "${shownName}" is invalid: ${joined}`, det),
   );
 }
 

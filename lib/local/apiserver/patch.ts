@@ -6,8 +6,20 @@
  * other list (Endpoints `subsets` included) is replaced whole, exactly as on a real server.
  */
 
+import { getOwn, setOwn } from './own.ts';
+
 type Json = unknown;
 type Obj = Record<string, unknown>;
+
+/** kube-apiserver's cap on the operations of one JSON patch (413 beyond). */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000;
+
+/**
+ * Cap on the bytes `copy` operations of one JSON patch may add (kube-apiserver's
+ * JSONPatchMaxCopyBytes default, its body limit): without it, each copy of a value into itself
+ * doubles it and a 2 KB patch exhausts the process's memory.
+ */
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
 
 function isObj(v: unknown): v is Obj {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -20,8 +32,8 @@ function clone<T>(v: T): T {
 /** A patch document that cannot be applied; `code` is the HTTP status the server answers with. */
 export class PatchError extends Error {
   override name = 'PatchError';
-  readonly code: 400 | 422;
-  constructor(message: string, code: 400 | 422) {
+  readonly code: 400 | 413 | 422;
+  constructor(message: string, code: 400 | 413 | 422) {
     super(message);
     this.code = code;
   }
@@ -32,10 +44,24 @@ export function applyMergePatch(target: Json, patch: Json): Json {
   if (!isObj(patch)) return clone(patch);
   const out: Obj = isObj(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
+    // Keys are data: `__proto__` or `constructor` never reach Object.prototype.
     if (v === null) delete out[k];
-    else out[k] = applyMergePatch(out[k], v);
+    else setOwn(out, k, applyMergePatch(getOwn(out, k), v));
   }
   return out;
+}
+
+/**
+ * A string equal for two JSON values exactly when {@link deepEqual} holds (object keys sorted),
+ * so list merges can use a Map instead of comparing every pair.
+ */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (isObj(v)) {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+  }
+  return v === undefined ? 'undefined' : JSON.stringify(v);
 }
 
 function unescapePointer(seg: string): string {
@@ -125,7 +151,7 @@ function addAt(doc: Json, path: string[], value: unknown, op: string): Json {
     if (key !== '-' && (!/^\d+$/.test(key) || idx > container.length)) throw missingPath(op, path);
     container.splice(idx, 0, value);
   } else {
-    container[key] = value;
+    setOwn(container, key, value);
   }
   return doc;
 }
@@ -138,7 +164,14 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
       400,
     );
   }
+  if (ops.length > MAX_JSON_PATCH_OPERATIONS) {
+    throw new PatchError(
+      `The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${ops.length}`,
+      413,
+    );
+  }
   let doc = clone(target);
+  let copied = 0;
   for (const raw of ops) {
     if (!isObj(raw))
       throw new PatchError('json: cannot unmarshal into Go value of type jsonpatch.Operation', 400);
@@ -164,7 +197,7 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
           getAt(doc, path, op);
           const { container, key } = locate(doc, path, op);
           if (Array.isArray(container)) container[Number(key)] = clone(raw.value);
-          else container[key] = clone(raw.value);
+          else setOwn(container, key, clone(raw.value));
         }
         break;
       case 'move': {
@@ -179,7 +212,15 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
         if (typeof raw.from !== 'string')
           throw new PatchError('copy operation does not apply: missing from', 422);
         const v = getAt(doc, parsePointer(raw.from), op);
-        doc = addAt(doc, path, clone(v), op);
+        const text = JSON.stringify(v) ?? '';
+        copied += text.length;
+        if (copied > MAX_JSON_PATCH_COPY_BYTES) {
+          throw new PatchError(
+            `Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`,
+            422,
+          );
+        }
+        doc = addAt(doc, path, v === undefined ? v : JSON.parse(text), op);
         break;
       }
       case 'test': {
@@ -218,9 +259,14 @@ const listStrategies: Record<string, ListStrategy> = {
 };
 
 function strategyFor(path: string): ListStrategy {
-  return listStrategies[path] ?? 'replace';
+  return Object.hasOwn(listStrategies, path) ? listStrategies[path]! : 'replace';
 }
 
+/**
+ * Merges a list by its strategy in time linear in both lists (a Map from each element's merge
+ * key to its positions, instead of a search per patch element): a patch of 100,000 ports must
+ * not hold the event loop for minutes.
+ */
 function mergeList(
   target: unknown[],
   patch: unknown[],
@@ -230,25 +276,53 @@ function mergeList(
   if (strategy === 'replace') return patch.filter((e) => !(isObj(e) && e.$patch === 'replace'));
   if (strategy === 'set') {
     const out = [...target];
-    for (const v of patch) if (!out.some((e) => deepEqual(e, v))) out.push(v);
+    const seen = new Set(out.map(canonical));
+    for (const v of patch) {
+      const k = canonical(v);
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(v);
+      }
+    }
     return out;
   }
   const key = strategy.mergeKey;
   if (patch.some((e) => isObj(e) && e.$patch === 'replace')) {
     return patch.filter((e) => !(isObj(e) && e.$patch === 'replace'));
   }
-  const out = target.map((e) => clone(e));
+  const removed = Symbol('removed');
+  const out: unknown[] = target.map((e) => clone(e));
+  // Positions of the elements with each merge-key value, first one first (the one matched).
+  const positions = new Map<string, number[]>();
+  const index = (i: number) => {
+    const e = out[i];
+    if (!isObj(e)) return;
+    const k = canonical(getOwn(e, key));
+    const at = positions.get(k);
+    if (at) at.push(i);
+    else positions.set(k, [i]);
+  };
+  for (let i = 0; i < out.length; i++) index(i);
   for (const p of patch) {
     if (!isObj(p)) continue;
-    const idx = out.findIndex((e) => isObj(e) && deepEqual(e[key], p[key]));
+    const k = canonical(getOwn(p, key));
+    const at = positions.get(k);
+    const idx = at && at.length > 0 ? at[0]! : -1;
     if (p.$patch === 'delete') {
-      if (idx >= 0) out.splice(idx, 1);
+      if (idx >= 0) {
+        out[idx] = removed;
+        at!.shift();
+      }
       continue;
     }
-    if (idx >= 0) out[idx] = strategicMerge(out[idx], p, path);
-    else out.push(strategicMerge({}, p, path));
+    if (idx >= 0) {
+      out[idx] = strategicMerge(out[idx], p, path);
+    } else {
+      out.push(strategicMerge({}, p, path));
+      index(out.length - 1);
+    }
   }
-  return out;
+  return out.filter((e) => e !== removed);
 }
 
 function strategicMerge(target: unknown, patch: unknown, path: string): unknown {
@@ -263,23 +337,34 @@ function strategicMerge(target: unknown, patch: unknown, path: string): unknown 
     if (k === '$patch' || k === '$retainKeys' || k.startsWith('$setElementOrder/')) continue;
     if (k.startsWith('$deleteFromPrimitiveList/')) {
       const field = k.slice('$deleteFromPrimitiveList/'.length);
-      const cur = out[field];
-      if (Array.isArray(cur) && Array.isArray(v))
-        out[field] = cur.filter((e) => !v.some((d) => deepEqual(d, e)));
+      const cur = getOwn(out, field);
+      if (Array.isArray(cur) && Array.isArray(v)) {
+        const drop = new Set(v.map(canonical));
+        setOwn(
+          out,
+          field,
+          cur.filter((e) => !drop.has(canonical(e))),
+        );
+      }
       continue;
     }
+    // Keys are data: reads see own properties only and `__proto__` is written as a data key.
     const childPath = path ? `${path}.${k}` : k;
     if (v === null) {
       delete out[k];
     } else if (Array.isArray(v)) {
-      const cur = out[k];
-      out[k] = mergeList(Array.isArray(cur) ? cur : [], v, childPath, strategyFor(childPath));
+      const cur = getOwn(out, k);
+      setOwn(
+        out,
+        k,
+        mergeList(Array.isArray(cur) ? cur : [], v, childPath, strategyFor(childPath)),
+      );
     } else if (isObj(v)) {
-      const merged = strategicMerge(out[k], v, childPath);
+      const merged = strategicMerge(getOwn(out, k), v, childPath);
       if (merged === undefined) delete out[k];
-      else out[k] = merged;
+      else setOwn(out, k, merged);
     } else {
-      out[k] = v;
+      setOwn(out, k, v);
     }
   }
   if (Array.isArray(patch.$retainKeys)) {

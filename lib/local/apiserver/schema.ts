@@ -6,6 +6,8 @@
  * outcome here as against a real cluster.
  */
 
+import { setOwn } from './own.ts';
+
 /** A field's wire type. */
 export type FieldSchema =
   | 'string'
@@ -253,15 +255,17 @@ function walk(f: FieldSchema, v: unknown, jsonPath: string, w: Walk): unknown {
   if ('map' in f) {
     for (const [k, e] of Object.entries(src)) {
       const d = walk(f.map, e, jsonPath, w);
-      // A null map value decodes to the zero value, which Go keeps as an empty entry.
-      out[k] = d === undefined ? (f.map === 'string' || f.map === 'bytes' ? '' : d) : d;
+      // A null map value decodes to the zero value, which Go keeps as an empty entry. setOwn: a
+      // map key `__proto__` is data like any other key, not the map's prototype.
+      setOwn(out, k, d === undefined ? (f.map === 'string' || f.map === 'bytes' ? '' : d) : d);
     }
     return out;
   }
   const outerStruct = w.structName;
   w.structName = f.struct;
   for (const [k, e] of Object.entries(src)) {
-    const child = f.fields[k];
+    // Own fields only: `__proto__` or `constructor` in a body is an unknown field, not a schema.
+    const child = Object.hasOwn(f.fields, k) ? f.fields[k] : undefined;
     const childPath = jsonPath ? `${jsonPath}.${k}` : k;
     if (child === undefined) {
       w.unknown.push(childPath);

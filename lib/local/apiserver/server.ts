@@ -90,6 +90,24 @@ function sendStatus(
   sendJson(res, err.code, err.status, { ...headers, ...err.headers });
 }
 
+/** How long the rest of a refused request body is read and dropped before the socket closes. */
+const LINGER_MS = 500;
+
+/**
+ * Bounds the reading of a request body nobody will use (refused as too large, or the request
+ * failed before reading it): it is drained for {@link LINGER_MS}, so the client reads the
+ * answer, then the connection is destroyed instead of reading, perhaps forever, an endless
+ * body. (Closing at once would make the client's TCP stack drop the answer on the reset.)
+ */
+function lingerThenClose(req: IncomingMessage): void {
+  if (req.complete) return;
+  req.resume();
+  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  timer.unref();
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+}
+
 /** Splits `/api/v1/...` or `/apis/g/v/...` into a route, or undefined if it is not a resource path. */
 function route(segments: string[]): Route | 'notfound' | undefined {
   let group: string;
@@ -196,8 +214,8 @@ export function createHandler(
         res.destroy();
         return;
       }
-      req.resume();
       sendStatus(res, toStatusError(err));
+      lingerThenClose(req);
     });
   };
 }
@@ -245,9 +263,9 @@ async function handle(
   // An empty segment (a double slash) never names anything, as in kube-apiserver's routing.
   const rt = segments.includes('') ? 'notfound' : route(segments);
   if (rt === undefined || rt === 'notfound') {
-    // Drain any body so the connection stays usable.
-    req.resume();
-    return sendStatus(res, pathNotFound());
+    sendStatus(res, pathNotFound());
+    // Drain any body so the connection stays usable, for a bounded time.
+    return lingerThenClose(req);
   }
   const warnings: string[] = [];
   if (rt.r.name === 'endpoints' && rt.r.group === '') warnings.push(endpointsWarning);
@@ -259,8 +277,8 @@ async function handle(
     await serveResource(ctx, req, res, query, method, rt, warnings, headers);
   } catch (err) {
     if (res.headersSent) throw err;
-    req.resume();
     sendStatus(res, toStatusError(err), headers());
+    lingerThenClose(req);
   }
 }
 
@@ -315,13 +333,23 @@ async function serveResource(
 
   if (method === 'POST') {
     if (dryRun(q, 'CreateOptions')) opts.dryRun = true;
-    const body = decodeObjectBody(await readBody(req, ctx.maxBodyBytes), mediaType(req), r.kind);
+    const body = decodeObjectBody(
+      await readBody(req, ctx.maxBodyBytes),
+      mediaType(req),
+      r.kind,
+      ctx.maxBodyBytes,
+    );
     const obj = store.createObject(r, namespace, body, opts);
     return sendJson(res, 201, store.withTypeMeta(r, obj), headers());
   }
   if (method === 'PUT') {
     if (dryRun(q, 'UpdateOptions')) opts.dryRun = true;
-    const body = decodeObjectBody(await readBody(req, ctx.maxBodyBytes), mediaType(req), r.kind);
+    const body = decodeObjectBody(
+      await readBody(req, ctx.maxBodyBytes),
+      mediaType(req),
+      r.kind,
+      ctx.maxBodyBytes,
+    );
     const { object, created } = store.updateObject(r, namespace, name!, body, opts);
     return sendJson(res, created ? 201 : 200, store.withTypeMeta(r, object), headers());
   }

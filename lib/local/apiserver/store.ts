@@ -20,6 +20,8 @@ import {
   StatusError,
   timeout,
 } from './errors.ts';
+import { depthMessage, jsonProblem, MAX_NESTING_DEPTH } from './json-limits.ts';
+import { getOwn, setOwn } from './own.ts';
 import { applyPatch, PatchError, type PatchType } from './patch.ts';
 import { nameSuffix, randomUid } from './random.ts';
 import { apiVersionOf, RESOURCES, type ResourceType, resourceType } from './resources.ts';
@@ -166,8 +168,9 @@ const metaOrder = [
 
 function orderMeta(meta: Meta): Meta {
   const out: Meta = {};
-  for (const k of metaOrder) if (meta[k] !== undefined) out[k] = meta[k];
-  for (const [k, v] of Object.entries(meta)) if (!(k in out) && v !== undefined) out[k] = v;
+  for (const k of metaOrder) if (getOwn(meta, k) !== undefined) out[k] = meta[k];
+  for (const [k, v] of Object.entries(meta))
+    if (!Object.hasOwn(out, k) && v !== undefined) setOwn(out, k, v);
   return out;
 }
 
@@ -520,6 +523,13 @@ export class ClusterStore {
         `the object provided is unrecognized (must be of type ${r.kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
       );
     }
+    // Also covers in-process callers and the results of patches, which no body check saw.
+    const tooDeep = jsonProblem(body, { maxDepth: MAX_NESTING_DEPTH, jsonTypesOnly: false });
+    if (tooDeep) {
+      throw badRequest(
+        `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${depthMessage(tooDeep)}`,
+      );
+    }
     this.#checkTypeMeta(r, body);
     let decoded: ReturnType<typeof decode>;
     try {
@@ -864,6 +874,11 @@ export class ClusterStore {
     } catch (err) {
       if (err instanceof PatchError) {
         if (err.code === 400) throw badRequest(err.message);
+        if (err.code === 413) {
+          throw new StatusError(
+            failure(413, 'RequestEntityTooLarge', `Request entity too large: ${err.message}`),
+          );
+        }
         throw new StatusError(
           failure(
             422,

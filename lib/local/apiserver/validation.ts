@@ -16,6 +16,7 @@ import {
   isValidLabelValue,
   isValidPortNum,
 } from './names.ts';
+import { setOwn } from './own.ts';
 import type { ResourceType } from './resources.ts';
 
 type Obj = Record<string, unknown>;
@@ -216,12 +217,15 @@ function validateSecret(obj: Obj): FieldError[] {
   for (const v of Object.values(data ?? {})) total += Buffer.byteLength(str(v), 'base64');
   if (total > maxDataBytes) errs.push(fieldErr.tooLong('data', maxDataBytes));
   const type = str(obj.type);
-  if (type === 'kubernetes.io/dockerconfigjson' && !(data && '.dockerconfigjson' in data)) {
+  if (
+    type === 'kubernetes.io/dockerconfigjson' &&
+    !(data && Object.hasOwn(data, '.dockerconfigjson'))
+  ) {
     errs.push(fieldErr.required('data[.dockerconfigjson]'));
   }
   if (type === 'kubernetes.io/tls') {
-    if (!(data && 'tls.key' in data)) errs.push(fieldErr.required('data[tls.key]'));
-    if (!(data && 'tls.crt' in data)) errs.push(fieldErr.required('data[tls.crt]'));
+    if (!(data && Object.hasOwn(data, 'tls.key'))) errs.push(fieldErr.required('data[tls.key]'));
+    if (!(data && Object.hasOwn(data, 'tls.crt'))) errs.push(fieldErr.required('data[tls.crt]'));
   }
   return errs;
 }
@@ -233,7 +237,7 @@ function validateConfigMap(obj: Obj): FieldError[] {
   let total = 0;
   for (const [k, v] of Object.entries(data ?? {})) {
     total += k.length + str(v).length;
-    if (bin && k in bin)
+    if (bin && Object.hasOwn(bin, k))
       errs.push(fieldErr.invalid(`data[${k}]`, k, 'duplicate of key present in binaryData'));
   }
   for (const [k, v] of Object.entries(bin ?? {}))
@@ -381,7 +385,7 @@ export function applyDefaults(r: ResourceType, obj: Obj): void {
         // stringData is write-only: merged into data and never stored.
         const data = asObj(obj.data) ?? {};
         for (const [k, v] of Object.entries(stringData)) {
-          data[k] = Buffer.from(str(v), 'utf8').toString('base64');
+          setOwn(data, k, Buffer.from(str(v), 'utf8').toString('base64'));
         }
         obj.data = data;
       }
