@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry point of the `endpoint-sync` command. Node 22.18+ runs the TypeScript sources directly
+// Entry point of the `endpoint-sync` command. Node 22.19+ runs the TypeScript sources directly
 // (type stripping), so there is no build step between a clone and a working command. An older
 // Node would fail on the first type annotation, so this file (plain JavaScript) hands the command
 // to the pinned Node 22 instead, fetched once from the npm registry, and says so.

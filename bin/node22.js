@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Runs a script with a Node that can run this project's TypeScript (22.18 or newer): this Node
+ * Runs a script with a Node that can run this project's TypeScript (22.19 or newer): this Node
  * when it is one, else the pinned Node 22 fetched once from the npm registry. The npm scripts
  * start here so `npm test` and friends work on the older Node a machine ships.
  *

@@ -20,7 +20,13 @@ import {
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fetchMessage, installDirectory, nodeBinary, PINNED_NODE } from './decision.js';
+import {
+  fetchMessage,
+  installDirectory,
+  MINIMUM_NODE,
+  nodeBinary,
+  PINNED_NODE,
+} from './decision.js';
 
 /** A failure the user can act on; its message says what and where. */
 export class LaunchError extends Error {
@@ -206,7 +212,7 @@ export function npmInstall(pkg, prefix) {
       reject(
         new LaunchError(
           `endpoint-sync: could not run npm to fetch ${pkg.name}@${PINNED_NODE} (${error.code}); ` +
-            'install Node.js 22.18 or newer, or npm, and run again.',
+            `install Node.js ${MINIMUM_NODE} or newer, or npm, and run again.`,
         ),
       ),
     );
@@ -217,7 +223,7 @@ export function npmInstall(pkg, prefix) {
           new LaunchError(
             `endpoint-sync: npm could not fetch ${pkg.name}@${PINNED_NODE} from the npm registry ` +
               `(${signal ?? `exit ${code}`}; its error is above). Check the network or the ` +
-              'registry setting, or install Node.js 22.18 or newer yourself.',
+              `registry setting, or install Node.js ${MINIMUM_NODE} or newer yourself.`,
           ),
         );
     });

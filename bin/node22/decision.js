@@ -8,8 +8,11 @@
  */
 import { join } from 'node:path';
 
-/** The oldest Node that runs the sources: type stripping without a flag arrived in 22.18. */
-export const MINIMUM_NODE = '22.18.0';
+/**
+ * The oldest Node that runs the project: type stripping without a flag arrived in 22.18, and
+ * undici 8 (the Kubernetes client's HTTP) declares 22.19. package.json's `engines` says the same.
+ */
+export const MINIMUM_NODE = '22.19.0';
 
 /** The Node fetched when this one is older: one version the registry has for every platform. */
 export const PINNED_NODE = '22.23.2';
@@ -118,7 +121,7 @@ export function nodeBinary(cacheDir, pkg) {
   return join(installDirectory(cacheDir, pkg), 'node_modules', pkg.name, pkg.binary);
 }
 
-/** `22.18` from `22.18.0`: how the minimum is said to people. */
+/** `22.19` from `22.19.0`: how the minimum is said to people. */
 function short(version) {
   return version.replace(/\.0$/, '');
 }

