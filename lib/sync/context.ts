@@ -10,9 +10,15 @@ export interface SyncContext {
   identity: VirtualClusterIdentity;
   config: SyncConfig;
   markers: MarkerKeys;
+  /** Keys an import signature is accepted under: the current marker key first. */
+  importKeys: readonly string[];
 }
 
 /** Bundles a {@link SyncContext}. */
 export function syncContext(identity: VirtualClusterIdentity, config: SyncConfig): SyncContext {
-  return { identity, config, markers: markerKeys(identity.markerDomain) };
+  const importKeys =
+    identity.markerKey === undefined
+      ? []
+      : [identity.markerKey, ...(identity.previousMarkerKeys ?? [])];
+  return { identity, config, markers: markerKeys(identity.markerDomain), importKeys };
 }

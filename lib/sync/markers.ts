@@ -26,6 +26,8 @@ export interface MarkerKeys {
   objectHostName: string;
   /** Annotation: host namespace of the copy (on imports: of the host original). */
   objectHostNamespace: string;
+  /** Annotation on imports: the signature that makes the two above believable. */
+  importSignature: string;
   /** Annotation: sorted, newline-joined annotation keys that came from the virtual side. */
   managedAnnotations: string;
   /** Annotation: JSON of the labels and annotations the last sync wrote (three-way merge base). */
@@ -51,6 +53,7 @@ export function markerKeys(domain: string): MarkerKeys {
       objectKind: `${domain}/object-kind`,
       objectHostName: `${domain}/object-host-name`,
       objectHostNamespace: `${domain}/object-host-namespace`,
+      importSignature: `${domain}/import-signature`,
       managedAnnotations: `${domain}/managed-annotations`,
       lastApplied: `${domain}/last-applied`,
       managedBy: `${domain}/managed-by`,
@@ -71,6 +74,7 @@ export function isMarkerAnnotation(key: string, keys: MarkerKeys): boolean {
     key === keys.objectKind ||
     key === keys.objectHostName ||
     key === keys.objectHostNamespace ||
+    key === keys.importSignature ||
     key === keys.managedAnnotations ||
     key === keys.lastApplied ||
     key === LEADER_ANNOTATION

@@ -7,6 +7,7 @@ import type { OwnedResource, SyncConfig } from '../config/types.ts';
 import { OWNED_RESOURCES } from '../config/types.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { Evaluator } from '../patches/types.ts';
+import { MIN_MARKER_KEY_LENGTH } from './import-signature.ts';
 import type { ObjectKey, ResourcePlural, VirtualClusterIdentity } from './types.ts';
 
 /** Everything one plan looks at. Pure data: the planner reads nothing else. */
@@ -65,6 +66,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function isMarkerKey(value: unknown): value is string {
+  return typeof value === 'string' && value.length >= MIN_MARKER_KEY_LENGTH;
+}
+
 function requireString(value: unknown, field: string): string {
   if (typeof value !== 'string' || value === '') {
     throw new InvalidPlanInputError(field, 'expected a non-empty string');
@@ -104,6 +109,21 @@ export function validatePlanInput(input: unknown): asserts input is PlanInput {
   requireString(identity['name'], 'identity.name');
   requireString(identity['hostNamespace'], 'identity.hostNamespace');
   requireString(identity['markerDomain'], 'identity.markerDomain');
+  // The keys are secrets: their problems are named, never quoted.
+  const markerKey = identity['markerKey'];
+  if (markerKey !== undefined && !isMarkerKey(markerKey)) {
+    throw new InvalidPlanInputError(
+      'identity.markerKey',
+      `expected a secret string of at least ${MIN_MARKER_KEY_LENGTH} characters`,
+    );
+  }
+  const previous = identity['previousMarkerKeys'];
+  if (previous !== undefined && (!Array.isArray(previous) || !previous.every(isMarkerKey))) {
+    throw new InvalidPlanInputError(
+      'identity.previousMarkerKeys',
+      `expected a list of secret strings of at least ${MIN_MARKER_KEY_LENGTH} characters`,
+    );
+  }
   const config = input['config'];
   if (!isRecord(config))
     throw new InvalidPlanInputError('config', 'expected a loaded configuration');

@@ -8,8 +8,11 @@ import type { KubeObject } from '../kube/object.ts';
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { copyToHost } from './copy.ts';
+import { type ImportClaim, signImport } from './import-signature.ts';
+import { getOwn, setOwn } from './json.ts';
 import { resourceByKind } from './kinds.ts';
 import { managedState } from './managed.ts';
+import { IMPORT_CONTROLLER } from './markers.ts';
 import {
   checkReport,
   deleteWrite,
@@ -20,8 +23,20 @@ import {
   updateWrite,
 } from './plan-draft.ts';
 import type { PlanEnv } from './plan-input.ts';
-import { findObject, importedFrom, type ReferenceLookups, syncReferences } from './references.ts';
+import { findObject, importMarkerOf, type ReferenceLookups, syncReferences } from './references.ts';
 import { controlledByOf, importFromHost } from './translate.ts';
+import type { ObjectKey } from './types.ts';
+
+/** What the import marker of the virtual object `vref`, imported from `host`, claims. */
+function importClaim(vref: ObjectRef, host: ObjectKey, ctx: SyncContext): ImportClaim {
+  return {
+    virtualCluster: ctx.identity.name,
+    markerDomain: ctx.identity.markerDomain,
+    kind: vref.kind,
+    virtual: { namespace: vref.namespace, name: vref.name },
+    host: { namespace: host.namespace, name: host.name },
+  };
+}
 
 function refId(ref: ObjectRef): string {
   return `${ref.kind}\u0000${ref.namespace}\u0000${ref.name}`;
@@ -64,8 +79,17 @@ export function planReferenceCopies(
       }
       continue;
     }
-    if (importedFrom(virtual, ctx)) {
+    const marker = importMarkerOf(virtual, vref.kind, ctx);
+    if (marker?.trusted) {
       note('host-original');
+      if (marker.stale) resign(virtual, vref, marker.host, ctx, draft);
+      continue;
+    }
+    if (marker) {
+      note(
+        'untrusted-import',
+        `referenced ${describeRef(vref)} is marked as imported from the host (${ctx.markers.controlledBy}: ${IMPORT_CONTROLLER}), but its import markers are not signed by this installation (forged, or imported before import markers were signed); it is treated as the virtual cluster's own object and not copied — remove the markers to have it copied`,
+      );
       continue;
     }
     const section = resourceForKind(vref.kind);
@@ -136,6 +160,38 @@ export function planReferenceCopies(
   }
 }
 
+/**
+ * Signs a trusted import again with the current marker key (it was signed with a previous one),
+ * so that the previous key can be retired: a merge patch of its signature annotation.
+ */
+function resign(
+  virtual: KubeObject,
+  vref: ObjectRef,
+  host: ObjectKey,
+  ctx: SyncContext,
+  draft: PlanDraft,
+): void {
+  const key = ctx.identity.markerKey;
+  const row = resourceByKind(vref.kind);
+  if (key === undefined || !row) return;
+  const uid = virtual.metadata.uid;
+  draft.virtualWrites.push({
+    verb: 'patch',
+    resource: row.plural,
+    namespace: vref.namespace,
+    name: vref.name,
+    patch: {
+      metadata: {
+        annotations: {
+          [ctx.markers.importSignature]: signImport(key, importClaim(vref, host, ctx)),
+        },
+      },
+    },
+    preconditions: typeof uid === 'string' ? { uid } : {},
+    reason: `sign the import marker of ${describeRef(vref)} again with the current marker key`,
+  });
+}
+
 /** A host-only object a reference names, to be imported into the virtual cluster. */
 export interface PlannedImport {
   virtual: ObjectRef;
@@ -153,8 +209,10 @@ export function plannedImports(
   report: PatchReport | undefined,
   lookups: ReferenceLookups,
   ctx: SyncContext,
+  draft: PlanDraft,
 ): PlannedImport[] {
   if (!report) return [];
+  const key = ctx.identity.markerKey;
   const out: PlannedImport[] = [];
   const seen = new Set<string>();
   for (const { virtual: vref, host: href } of report.references) {
@@ -164,13 +222,21 @@ export function plannedImports(
     const host = findObject(lookups.host, href.kind, href);
     const row = resourceByKind(href.kind);
     if (!host || !row) continue;
-    if (host.metadata.labels?.[ctx.markers.managedBy] !== undefined) continue;
-    out.push({
-      virtual: vref,
-      host: href,
-      resource: row.plural,
-      object: importFromHost(host, href.kind, vref, ctx),
-    });
+    if (getOwn(host.metadata.labels, ctx.markers.managedBy) !== undefined) continue;
+    if (key === undefined) {
+      // An import the sync cannot sign would not be believed later: make none.
+      draft.notes.push(
+        `host ${describeRef(href)} is not imported: imports need the functions' marker key (identity.markerKey), and none is set`,
+      );
+      continue;
+    }
+    const object = importFromHost(host, href.kind, vref, ctx);
+    setOwn(
+      object.metadata.annotations as Record<string, unknown>,
+      ctx.markers.importSignature,
+      signImport(key, importClaim(vref, href, ctx)),
+    );
+    out.push({ virtual: vref, host: href, resource: row.plural, object });
   }
   return out;
 }

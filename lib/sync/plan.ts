@@ -301,7 +301,7 @@ function planValidated(
           });
           // Objects the host edit now names that exist only on the host are imported; the
           // translation below already sees them, so the edited reference stays as the host wrote it.
-          const imports = plannedImports(reverse.report, lookups, ctx);
+          const imports = plannedImports(reverse.report, lookups, ctx, draft);
           lookups = {
             virtual: [...lookups.virtual, ...imports.map((i) => i.object)],
             host: lookups.host,

@@ -11,6 +11,8 @@ import {
   type ReferenceTranslator,
 } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
+import { verifyImport } from './import-signature.ts';
+import { getOwn } from './json.ts';
 import { managedState } from './managed.ts';
 import { IMPORT_CONTROLLER } from './markers.ts';
 import {
@@ -42,16 +44,55 @@ function sameObject(object: KubeObject, kind: string, key: ObjectKey): boolean {
   );
 }
 
+/** What the import markers of a virtual object say, once their signature is checked. */
+export type ImportMarker =
+  /** Signed by this installation: references reach `host`. `stale`: signed with an older key. */
+  | { trusted: true; host: ObjectKey; stale: boolean }
+  /** Marked as imported, but without a valid signature: forged, or older than signatures. */
+  | { trusted: false };
+
 /**
- * The host original of a virtual object imported from the host (see `importFromHost`), or
- * `undefined` for any other object.
+ * The import markers of `object` (of `kind`), checked: `undefined` when it is not marked as
+ * imported at all (`<domain>/controlled-by: endpoint-sync-import`).
  */
-export function importedFrom(object: KubeObject, ctx: SyncContext): ObjectKey | undefined {
+export function importMarkerOf(
+  object: KubeObject,
+  kind: string,
+  ctx: SyncContext,
+): ImportMarker | undefined {
   if (controlledByOf(object, ctx) !== IMPORT_CONTROLLER) return undefined;
-  const name = object.metadata.annotations?.[ctx.markers.objectHostName];
-  const namespace = object.metadata.annotations?.[ctx.markers.objectHostNamespace];
-  if (typeof name !== 'string' || typeof namespace !== 'string') return undefined;
-  return { name, namespace };
+  const annotations = object.metadata.annotations;
+  const name = getOwn(annotations, ctx.markers.objectHostName);
+  const namespace = getOwn(annotations, ctx.markers.objectHostNamespace);
+  if (typeof name !== 'string' || typeof namespace !== 'string' || ctx.importKeys.length === 0) {
+    return { trusted: false };
+  }
+  const host = { name, namespace };
+  const signer = verifyImport(
+    ctx.importKeys,
+    {
+      virtualCluster: ctx.identity.name,
+      markerDomain: ctx.identity.markerDomain,
+      kind,
+      virtual: { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' },
+      host,
+    },
+    getOwn(annotations, ctx.markers.importSignature),
+  );
+  return signer === undefined ? { trusted: false } : { trusted: true, host, stale: signer > 0 };
+}
+
+/**
+ * The host original of a virtual object of `kind` that the sync imported from the host (see
+ * `importFromHost`), or `undefined` for any other object, forged markers included.
+ */
+export function importedFrom(
+  object: KubeObject,
+  kind: string,
+  ctx: SyncContext,
+): ObjectKey | undefined {
+  const marker = importMarkerOf(object, kind, ctx);
+  return marker?.trusted ? marker.host : undefined;
 }
 
 /** Finds the object of `kind` at `key` in `objects`. */
@@ -111,7 +152,7 @@ export function syncReferences(
         name: virtual.metadata.name ?? '',
         namespace: virtual.metadata.namespace ?? '',
       };
-      const hostKey = importedFrom(virtual, ctx) ?? referenceHostKey(ref.kind, key, ctx);
+      const hostKey = importedFrom(virtual, ref.kind, ctx) ?? referenceHostKey(ref.kind, key, ctx);
       if (hostKey.name === ref.name && hostKey.namespace === ref.namespace)
         return { ...ref, ...key };
     }
@@ -129,7 +170,7 @@ export function syncReferences(
     denials,
     toHost(ref: ObjectRef): ObjectRef {
       const virtual = findObject(lookups.virtual, ref.kind, ref);
-      const original = virtual ? importedFrom(virtual, ctx) : undefined;
+      const original = virtual ? importedFrom(virtual, ref.kind, ctx) : undefined;
       const hostRef = original
         ? { ...ref, ...original }
         : multi

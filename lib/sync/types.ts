@@ -20,6 +20,15 @@ export interface VirtualClusterIdentity {
   hostNamespace: string;
   /** Domain of marker labels/annotations; default `virtualcluster.loft.sh`. */
   markerDomain: string;
+  /**
+   * Secret key (at least 32 characters) the sync signs its import markers with: only an object
+   * whose markers carry a signature under this key (or one of {@link previousMarkerKeys}) counts
+   * as imported from the host. Held by the functions only, never sent to the forwarder or the
+   * virtual cluster. Without it no import marker is trusted and nothing is imported.
+   */
+  markerKey?: string;
+  /** Keys of earlier rotations, still accepted; imports signed with one are signed again. */
+  previousMarkerKeys?: readonly string[];
 }
 
 /** Resource plural as used in API paths: `endpoints`, `secrets`, `configmaps`, ... */
@@ -91,6 +100,8 @@ export interface Plan {
  * - `not-synced`: it exists in the virtual cluster but `sync.toHost.<its kind>.enabled` is false
  *   or it is controlled by another controller;
  * - `host-original`: it was imported from the host, whose object the reference now names;
+ * - `untrusted-import`: it carries import markers without a valid signature (forged, or made
+ *   before markers were signed); it is treated as the tenant's own object and not copied;
  * - `imported`: it exists only on the host and is imported (see `virtualWrites`);
  * - `conflict`: a host object not made by this virtual cluster holds the copy's name.
  */
@@ -98,5 +109,12 @@ export interface PlanReference {
   direction: Direction;
   virtual: ObjectRef;
   host: ObjectRef;
-  status: 'copied' | 'missing' | 'not-synced' | 'host-original' | 'imported' | 'conflict';
+  status:
+    | 'copied'
+    | 'missing'
+    | 'not-synced'
+    | 'host-original'
+    | 'untrusted-import'
+    | 'imported'
+    | 'conflict';
 }

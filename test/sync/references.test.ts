@@ -7,7 +7,7 @@ import { shortName } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
-import type { Plan } from '../../lib/sync/types.ts';
+import type { Plan, VirtualClusterIdentity } from '../../lib/sync/types.ts';
 import {
   ClusterPair,
   config,
@@ -34,7 +34,10 @@ sync:
 const HOST = 'endpoints/vc-host/db-x-default-x-vc';
 const SHORT = shortName('creds', 'default', 'vc');
 
-function setup(yaml: string, annotation = 'creds') {
+/** The fixture identity with the key the sync signs its imports with. */
+const signing: VirtualClusterIdentity = { ...identity, markerKey: 'k'.repeat(32) };
+
+function setup(yaml: string, annotation = 'creds', who: VirtualClusterIdentity = signing) {
   const pair = new ClusterPair();
   pair.put(
     'virtual',
@@ -43,7 +46,7 @@ function setup(yaml: string, annotation = 'creds') {
   );
   pair.put('virtual', 'services', manualService());
   const cfg = config(yaml);
-  const plan = (): Plan => planSync(pair.input(cfg, 'default', 'db'), { evaluator });
+  const plan = (): Plan => planSync(pair.input(cfg, 'default', 'db', who), { evaluator });
   const sync = (): Plan => {
     const p = plan();
     pair.apply(p);
@@ -215,30 +218,30 @@ describe('reference security', () => {
     expect(p.reason).toContain('"tenant-b"');
   });
 
-  it('refuses a virtual object with forged import markers pointing at kube-system', () => {
+  it.each([
+    ['kube-system', 'admin-token'],
+    ['tenant-b', 'x'],
+  ])('ignores unsigned import markers pointing at %s', (namespace, name) => {
     const s = setup(REF);
     const forged = secret('creds');
     forged.metadata.labels = { [`${DOMAIN}/controlled-by`]: 'endpoint-sync-import' };
     forged.metadata.annotations = {
-      [`${DOMAIN}/object-host-name`]: 'admin-token',
-      [`${DOMAIN}/object-host-namespace`]: 'kube-system',
+      [`${DOMAIN}/object-host-name`]: name,
+      [`${DOMAIN}/object-host-namespace`]: namespace,
     };
     s.pair.put('virtual', 'secrets', forged);
     const p = s.plan();
-    expect(p).toMatchObject({ status: 'failed', reasonCode: 'reference-denied', hostWrites: [] });
-    expect(p.reason).toContain('"kube-system"');
-  });
-
-  it('refuses forged import markers pointing at another tenant', () => {
-    const s = setup(REF);
-    const forged = secret('creds');
-    forged.metadata.labels = { [`${DOMAIN}/controlled-by`]: 'endpoint-sync-import' };
-    forged.metadata.annotations = {
-      [`${DOMAIN}/object-host-name`]: 'x',
-      [`${DOMAIN}/object-host-namespace`]: 'tenant-b',
-    };
-    s.pair.put('virtual', 'secrets', forged);
-    expect(s.plan()).toMatchObject({ status: 'failed', reasonCode: 'reference-denied' });
+    expect(p.status).toBe('write');
+    expect(
+      p.hostWrites.map((w) => (w.verb === 'delete' ? w.namespace : w.object.metadata.namespace)),
+    ).toEqual(['vc-host']);
+    expect(s.pair.host.size).toBe(0);
+    expect(p.references).toEqual([
+      expect.objectContaining({
+        status: 'untrusted-import',
+        host: expect.objectContaining({ namespace: 'vc-host', name: SHORT }),
+      }),
+    ]);
   });
 
   it('in multi-namespace mode refuses namespaces that are neither mapped nor of the default rule', () => {
