@@ -35,6 +35,18 @@ export interface ClusterOptions {
    * connection is closed. Default 60,000 ms, kube-apiserver's default request timeout.
    */
   requestTimeoutMs?: number;
+  /**
+   * Most watches open at once; more get 429 with `Retry-After: 1`. Default 1,000. Every write is
+   * offered to every watch, so an unbounded number would let one client slow all writers.
+   */
+  maxWatches?: number;
+  /**
+   * Bytes a watch may have waiting for a client that does not read. A watch whose buffer stays
+   * past it for `slowWatchTimeoutMs` without draining is dropped. Default 16 MiB.
+   */
+  maxWatchBufferBytes?: number;
+  /** See `maxWatchBufferBytes`. Default 10,000 ms. */
+  slowWatchTimeoutMs?: number;
 }
 
 /** A running emulated cluster. */
@@ -81,6 +93,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Emulat
       return a ? `${host}:${a.port}` : host;
     },
     watches,
+    maxWatches: Math.max(1, options.maxWatches ?? 1000),
+    maxWatchBufferBytes: options.maxWatchBufferBytes ?? 16 * 1024 * 1024,
+    slowWatchTimeoutMs: options.slowWatchTimeoutMs ?? 10_000,
   });
   const requestTimeoutMs = Math.max(1, options.requestTimeoutMs ?? 60_000);
   server = createServer(

@@ -9,11 +9,13 @@ import { decodeJson, decodeObjectBody, mediaType, readBody } from './body.ts';
 import { apiGroup, apiGroupList, apiVersions, resourceList, versionInfo } from './discovery.ts';
 import {
   badRequest,
+  failure,
   fieldErr,
   invalid,
   methodNotAllowed,
   pathNotFound,
-  type StatusError,
+  StatusError,
+  timeout,
   toStatusError,
   unsupportedMediaType,
 } from './errors.ts';
@@ -32,12 +34,13 @@ import {
   parseLabelSelector,
   SelectorError,
 } from './selectors.ts';
-import type {
-  ClusterStore,
-  FieldValidation,
-  ListOptions,
-  Preconditions,
-  WriteOptions,
+import {
+  type ClusterStore,
+  type FieldValidation,
+  type ListOptions,
+  type Preconditions,
+  parseRv,
+  type WriteOptions,
 } from './store.ts';
 import { WatchStream } from './watch-stream.ts';
 
@@ -53,6 +56,12 @@ export interface ServerContext {
   address: () => string;
   /** Open watches, for closing/dropping/expiring them. */
   watches: Set<WatchStream>;
+  /** Most watches open at once; more are answered 429. */
+  maxWatches: number;
+  /** Bytes a watch may have waiting for a client that does not read (see WatchParams). */
+  maxWatchBufferBytes: number;
+  /** How long a watch's buffer may stay past maxWatchBufferBytes before it is dropped. */
+  slowWatchTimeoutMs: number;
 }
 
 const endpointsWarning =
@@ -150,6 +159,19 @@ function route(segments: string[]): Route | 'notfound' | undefined {
   if (rest.length > 3) return 'notfound';
   if (r.namespaced && rest.length > 1) return 'notfound';
   return { r, namespace: undefined, name: rest[1], subresource: rest[2], watchPrefix };
+}
+
+/** 429 for a watch past the cap, like API Priority and Fairness rejecting a request. */
+function tooManyWatches(max: number): StatusError {
+  return new StatusError(
+    failure(
+      429,
+      'TooManyRequests',
+      `too many open watches (the emulator serves at most ${max} at once): close watches you no longer read, or start the cluster with a larger maxWatches`,
+      { retryAfterSeconds: 1 },
+    ),
+    { 'Retry-After': '1' },
+  );
 }
 
 function flag(q: URLSearchParams, name: string): boolean | undefined {
@@ -564,19 +586,21 @@ function startWatch(
   if (sendInitial === true) from = 'initial';
   else if (rv === '' || rv === '0') from = sendInitial === false ? 'now' : 'initial';
   else {
-    if (!/^\d+$/.test(rv))
-      throw badRequest(
-        `invalid resource version: strconv.ParseUint: parsing "${rv}": invalid syntax`,
-      );
-    from = Number(rv);
+    from = parseRv(rv);
+    const current = Number(ctx.store.resourceVersion());
+    // A real server waits up to 3 s for a future version, then answers this; the emulator
+    // answers at once. Starting the watch would silently skip the history up to `from`.
+    if (from > current) throw timeout(`Too large resource version: ${rv}, current: ${current}`, 1);
   }
   const ts = q.get('timeoutSeconds');
   let timeoutSeconds: number | undefined;
   if (ts !== null && ts !== '') {
     if (!/^\d+$/.test(ts))
       throw badRequest(`timeoutSeconds: Invalid value: "${ts}": must be an integer`);
-    timeoutSeconds = Number(ts);
+    // 0 means the server's default, which for the emulator is no timeout.
+    timeoutSeconds = Number(ts) > 0 ? Number(ts) : undefined;
   }
+  if (ctx.watches.size >= ctx.maxWatches) throw tooManyWatches(ctx.maxWatches);
   for (const [k, v] of Object.entries(headers())) res.setHeader(k, v);
   const stream = new WatchStream(
     res,
@@ -587,6 +611,8 @@ function startWatch(
       bookmarkIntervalMs: ctx.bookmarkIntervalMs,
       timeoutSeconds,
       initialEventsEnd: sendInitial === true,
+      maxBufferBytes: ctx.maxWatchBufferBytes,
+      slowTimeoutMs: ctx.slowWatchTimeoutMs,
     },
     (w) => ctx.watches.delete(w),
   );

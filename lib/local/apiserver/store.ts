@@ -192,13 +192,26 @@ function sameContent(a: Obj, b: Obj): boolean {
   return strip(a) === strip(b);
 }
 
-function parseRv(value: string): number {
+const MAX_UINT64 = 2n ** 64n - 1n;
+
+/**
+ * Parses a resourceVersion parameter as Go's `strconv.ParseUint(v, 10, 64)` does (400 on bad
+ * syntax or past uint64). Values past the current version are returned as `Infinity` rather
+ * than rounded (`Number("99999999999999999999")` would be a different, smaller number).
+ */
+export function parseRv(value: string): number {
   if (!/^\d+$/.test(value)) {
     throw badRequest(
       `invalid resource version: strconv.ParseUint: parsing "${value}": invalid syntax`,
     );
   }
-  return Number(value);
+  const big = BigInt(value);
+  if (big > MAX_UINT64) {
+    throw badRequest(
+      `invalid resource version: strconv.ParseUint: parsing "${value}": value out of range`,
+    );
+  }
+  return big > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(big);
 }
 
 /**

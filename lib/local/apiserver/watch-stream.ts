@@ -17,7 +17,19 @@ export interface WatchParams {
   timeoutSeconds: number | undefined;
   /** Send the `k8s.io/initial-events-end` bookmark after the initial ADDED events. */
   initialEventsEnd: boolean;
+  /**
+   * Bytes that may wait in the response for a client that does not read. A watch whose buffer
+   * stays past it for {@link slowTimeoutMs} without draining is dropped (as kube-apiserver
+   * closes a watcher too slow for its buffer), so a stalled client cannot make the server hold
+   * every change forever. A burst that the client reads promptly is not affected.
+   */
+  maxBufferBytes?: number;
+  /** How long the buffer may stay past {@link maxBufferBytes}. */
+  slowTimeoutMs?: number;
 }
+
+/** Longest timer Node can set (about 24.8 days); longer `timeoutSeconds` are clamped to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The serialized line of an event, shared by every unfiltered watcher of it. */
 const lineCache = new WeakMap<StoredEvent, string>();
@@ -33,6 +45,7 @@ export class WatchStream {
   #timers: NodeJS.Timeout[] = [];
   #ended = false;
   #corked = false;
+  #stall: NodeJS.Timeout | undefined;
 
   constructor(
     res: ServerResponse,
@@ -64,7 +77,9 @@ export class WatchStream {
       this.#timers.push(t);
     }
     if (this.#params.timeoutSeconds !== undefined) {
-      const t = setTimeout(() => this.end(), this.#params.timeoutSeconds * 1000);
+      // Unclamped, a timeout past 2^31 ms would fire at once (Node's TimeoutOverflowWarning).
+      const ms = Math.min(this.#params.timeoutSeconds * 1000, MAX_TIMER_MS);
+      const t = setTimeout(() => this.end(), ms);
       t.unref();
       this.#timers.push(t);
     }
@@ -89,11 +104,29 @@ export class WatchStream {
         lineCache.set(ev, line);
       }
       this.#res.write(line);
-      return;
+    } else {
+      this.#res.write(
+        `${JSON.stringify({ type, object: this.#store.withTypeMeta(this.#r, object) })}\n`,
+      );
     }
-    this.#res.write(
-      `${JSON.stringify({ type, object: this.#store.withTypeMeta(this.#r, object) })}\n`,
-    );
+    this.#watchBuffer();
+  }
+
+  /** Starts the slow-client clock when the buffer passes the cap; a drain stops it. */
+  #watchBuffer(): void {
+    const max = this.#params.maxBufferBytes;
+    if (max === undefined || this.#stall || this.#res.writableLength <= max) return;
+    const onDrain = () => {
+      clearTimeout(this.#stall);
+      this.#stall = undefined;
+    };
+    this.#stall = setTimeout(() => {
+      this.#res.off('drain', onDrain);
+      this.#stall = undefined;
+      if (this.#res.writableLength > max) this.drop();
+    }, this.#params.slowTimeoutMs ?? 10_000);
+    this.#stall.unref();
+    this.#res.once('drain', onDrain);
   }
 
   #bookmark(initialEnd: boolean): void {
@@ -138,6 +171,7 @@ export class WatchStream {
     this.#ended = true;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers = [];
+    clearTimeout(this.#stall);
     this.#unsubscribe?.();
     this.#onEnd(this);
   }
