@@ -69,7 +69,6 @@ describe('deploy/', () => {
     const [clusterRole, , role] = load('rbac.yaml');
     const granted = rulesOf(clusterRole!).map((r) => `${r.resource}:${r.verb}`);
     for (const needed of [
-      'endpoints:get',
       'endpoints:list',
       'endpoints:watch',
       'endpoints:patch',
@@ -108,6 +107,6 @@ describe('deploy/', () => {
       rulesOf(role)
         .map((r) => `${r.resource}:${r.verb}`)
         .sort(),
-    ).toEqual(['endpoints:get', 'endpoints:list', 'endpoints:watch']);
+    ).toEqual(['endpoints:list', 'endpoints:watch']);
   });
 });

@@ -1,0 +1,450 @@
+/**
+ * Least privilege of `deploy/`, checked against the code. The forwarder's Kubernetes calls are
+ * found by scanning its sources (every `client.<verb>(...)` call site and every Informer it
+ * builds); the test keeps a table of what they need, fails when the code and the table disagree
+ * (a new call must be added here, with its reason), and fails when the RBAC in `deploy/` grants
+ * anything beyond the table or misses any of it. The pod's security settings are checked against
+ * the Pod Security "restricted" profile plus read-only root filesystem and token hygiene.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { RESOURCES } from '../../lib/kube/resources.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+// biome-ignore lint/suspicious/noExplicitAny: manifests are inspected field by field
+type Doc = Record<string, any>;
+
+/** Where a permission applies. */
+type Side = 'virtual' | 'host';
+type Scope = 'cluster' | 'namespace';
+
+/**
+ * What the forwarder's code needs, and why. `scope: 'namespace'` is its own namespace on the
+ * virtual side (the Lease) and the virtual cluster's host namespace on the host side.
+ */
+const NEEDED: {
+  side: Side;
+  scope: Scope;
+  resource: keyof typeof RESOURCES;
+  verbs: string[];
+  why: string;
+}[] = [
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'endpoints',
+    verbs: ['list', 'watch'],
+    why: 'informer: Endpoints of every namespace',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'endpoints',
+    verbs: ['patch'],
+    why: 'labels/annotations flowing back from the host',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'services',
+    verbs: ['list', 'watch'],
+    why: 'informer: does the same-name Service have a selector',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'secrets',
+    verbs: ['list', 'watch'],
+    why: 'informer: referenced Secrets travel with the event and re-trigger their Endpoints',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'secrets',
+    verbs: ['create', 'patch'],
+    why: 'imports from the host; labels/annotations flowing back',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'configMaps',
+    verbs: ['list', 'watch'],
+    why: 'informer: referenced ConfigMaps',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'configMaps',
+    verbs: ['create', 'patch'],
+    why: 'imports from the host; labels/annotations flowing back',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'events',
+    verbs: ['create', 'patch'],
+    why: 'SyncError Events on the objects that fail, in their namespaces',
+  },
+  {
+    side: 'virtual',
+    scope: 'namespace',
+    resource: 'leases',
+    verbs: ['get', 'create', 'update'],
+    why: 'leader election in its own namespace',
+  },
+  {
+    side: 'host',
+    scope: 'namespace',
+    resource: 'endpoints',
+    verbs: ['list', 'watch'],
+    why: 'informer: the managed host copies (echo suppression, flow-back)',
+  },
+];
+
+function key(side: Side, scope: Scope, group: string, resource: string, verb: string): string {
+  return `${side} ${scope} ${group || 'core'}/${resource} ${verb}`;
+}
+
+const needed = new Set(
+  NEEDED.flatMap((n) =>
+    n.verbs.map((v) =>
+      key(n.side, n.scope, RESOURCES[n.resource].group, RESOURCES[n.resource].plural, v),
+    ),
+  ),
+);
+
+// ---------------------------------------------------------------------------------------------
+// What the code calls
+
+const CLIENT_VERBS: Record<string, string> = {
+  get: 'get',
+  list: 'list',
+  listAll: 'list',
+  watch: 'watch',
+  create: 'create',
+  update: 'update',
+  patch: 'patch',
+  delete: 'delete',
+};
+
+function sourceFiles(): string[] {
+  const dir = join(root, 'lib/forwarder');
+  return [
+    ...readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(dir, f)),
+    join(root, 'lib/kube/event-recorder.ts'),
+    join(root, 'lib/cli/commands/forward.ts'),
+  ];
+}
+
+/** `RESOURCES.x` keys in the object literal `const NAME ... = { ... };` of `text`. */
+function tableKeys(text: string, name: string): string[] {
+  const start = text.indexOf(`const ${name}`);
+  if (start < 0) throw new Error(`table ${name} not found: update the RBAC test`);
+  const body = text.slice(start, text.indexOf('};', start));
+  return [...body.matchAll(/RESOURCES\.(\w+)/g)].map((m) => m[1]!);
+}
+
+/** The `new Informer({...})` blocks of forwarder.ts: which client, resource and namespace. */
+function informers(text: string): { side: Side; resource: string; namespaced: boolean }[] {
+  const out: { side: Side; resource: string; namespaced: boolean }[] = [];
+  for (const m of text.matchAll(/new Informer\(\{/g)) {
+    let depth = 0;
+    let end = m.index! + m[0].length - 1;
+    for (; end < text.length; end++) {
+      if (text[end] === '{') depth++;
+      else if (text[end] === '}' && --depth === 0) break;
+    }
+    const block = text.slice(m.index!, end);
+    // Only the block's own top-level options: nested handler objects hold no client/resource.
+    const client = /client: options\.(virtual|host)/.exec(block);
+    const resource = /resource: RESOURCES\.(\w+)/.exec(block);
+    if (!client || !resource)
+      throw new Error(`an Informer without a known client/resource: ${block.slice(0, 120)}`);
+    out.push({
+      side: client[1] as Side,
+      resource: resource[1]!,
+      namespaced: /\n\s+namespace: /.test(block),
+    });
+  }
+  return out;
+}
+
+/** Every permission the scanned code uses, as {@link key}s, plus call sites it cannot place. */
+function permissionsUsed(): { used: Set<string>; unknown: string[] } {
+  const used = new Set<string>();
+  const unknown: string[] = [];
+  const add = (side: Side, scope: Scope, resKey: string, verb: string) => {
+    const r = RESOURCES[resKey as keyof typeof RESOURCES];
+    if (!r) throw new Error(`unknown RESOURCES.${resKey}`);
+    used.add(key(side, scope, r.group, r.plural, verb));
+  };
+  const forwarderText = readFileSync(join(root, 'lib/forwarder/forwarder.ts'), 'utf8');
+  const found = informers(forwarderText);
+  const writer = readFileSync(join(root, 'lib/forwarder/virtual-writer.ts'), 'utf8');
+  const callSite =
+    /\b(?:this\.)?(?:#o\.|o\.)?#?client\s*\.\s*(\w+)\s*(?:<[^>(]*>)?\s*\(\s*([\w.#]+)/g;
+  for (const file of sourceFiles()) {
+    const text = readFileSync(file, 'utf8');
+    // A call on RESOURCES through any other receiver (`kube.virtual.list(RESOURCES.x)`) would
+    // escape the scan: count them all and compare with the call sites understood below.
+    const anyReceiver = [
+      ...text.matchAll(
+        /\.\s*(?:get|list|listAll|watch|create|update|patch|delete)\s*(?:<[^>(]*>)?\s*\(\s*RESOURCES\./g,
+      ),
+    ].length;
+    let viaClient = 0;
+    for (const m of text.matchAll(callSite)) {
+      if (CLIENT_VERBS[m[1]!] && m[2]!.startsWith('RESOURCES.')) viaClient++;
+    }
+    if (anyReceiver !== viaClient)
+      unknown.push(`${file.slice(root.length)}: a call on RESOURCES through another receiver`);
+    for (const m of text.matchAll(callSite)) {
+      const verb = CLIENT_VERBS[m[1]!];
+      if (!verb) continue;
+      const arg = m[2]!;
+      const where = `${file.slice(root.length)}: client.${m[1]}(${arg}`;
+      const res = /^RESOURCES\.(\w+)$/.exec(arg);
+      if (res) {
+        // The Lease is the only object in the forwarder's own namespace.
+        add('virtual', res[1] === 'leases' ? 'namespace' : 'cluster', res[1]!, verb);
+      } else if (file.endsWith('virtual-writer.ts') && arg === 'resource') {
+        for (const k of tableKeys(writer, verb === 'patch' ? 'PATCHABLE' : 'CREATABLE')) {
+          add('virtual', 'cluster', k, verb);
+        }
+      } else if (file.endsWith('informer.ts') && arg === 'o.resource') {
+        for (const inf of found) {
+          add(inf.side, inf.namespaced ? 'namespace' : 'cluster', inf.resource, verb);
+        }
+      } else {
+        unknown.push(where);
+      }
+    }
+  }
+  return { used, unknown };
+}
+
+// ---------------------------------------------------------------------------------------------
+// What deploy/ grants
+
+function docs(dir: string): Doc[] {
+  const full = join(root, dir);
+  return readdirSync(full)
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .flatMap((f) =>
+      parseAllDocuments(readFileSync(join(full, f), 'utf8')).map((d) => d.toJS() as Doc),
+    )
+    .filter(Boolean);
+}
+
+const virtualDocs = docs('deploy');
+const hostDocs = docs('deploy/host');
+const all = [...virtualDocs, ...hostDocs];
+const ofKind = (list: Doc[], kind: string) => list.filter((d) => d.kind === kind);
+
+function granted(side: Side, list: Doc[]): Set<string> {
+  const out = new Set<string>();
+  const roles = new Map<string, Doc>();
+  for (const r of [...ofKind(list, 'Role'), ...ofKind(list, 'ClusterRole')]) {
+    roles.set(`${r.kind}/${r.metadata.name}`, r);
+  }
+  for (const b of [...ofKind(list, 'ClusterRoleBinding'), ...ofKind(list, 'RoleBinding')]) {
+    const role = roles.get(`${b.roleRef.kind}/${b.roleRef.name}`);
+    if (!role) throw new Error(`${b.kind} ${b.metadata.name} binds a role not in deploy/`);
+    const scope: Scope = b.kind === 'ClusterRoleBinding' ? 'cluster' : 'namespace';
+    for (const rule of role.rules ?? []) {
+      for (const g of rule.apiGroups ?? []) {
+        for (const res of rule.resources ?? []) {
+          for (const v of rule.verbs ?? []) out.add(key(side, scope, g, res, v));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+describe("the forwarder's Kubernetes calls", () => {
+  const { used, unknown } = permissionsUsed();
+
+  it('every call site is understood (a new one must be added to the table with its reason)', () => {
+    expect(unknown).toEqual([]);
+  });
+
+  it('the code uses exactly the permissions of the table', () => {
+    expect([...used].sort()).toEqual([...needed].sort());
+  });
+
+  it('the host client is used by one informer only, in the host namespace', () => {
+    const text = readFileSync(join(root, 'lib/forwarder/forwarder.ts'), 'utf8');
+    expect(text.match(/options\.host\b/g)).toHaveLength(1);
+    expect(informers(text).filter((i) => i.side === 'host')).toEqual([
+      { side: 'host', resource: 'endpoints', namespaced: true },
+    ]);
+  });
+});
+
+describe('deploy/ grants exactly what the code needs', () => {
+  it('virtual cluster: granted == needed', () => {
+    const want = [...needed].filter((k) => k.startsWith('virtual ')).sort();
+    expect([...granted('virtual', virtualDocs)].sort()).toEqual(want);
+  });
+
+  it('host cluster: granted == needed', () => {
+    const want = [...needed].filter((k) => k.startsWith('host ')).sort();
+    expect([...granted('host', hostDocs)].sort()).toEqual(want);
+  });
+
+  it('no wildcard, no escalation verb, no non-resource URL, no aggregation, no resourceNames tricks', () => {
+    for (const role of [...ofKind(all, 'Role'), ...ofKind(all, 'ClusterRole')]) {
+      expect(role.aggregationRule, role.metadata.name).toBeUndefined();
+      for (const rule of role.rules) {
+        for (const field of ['apiGroups', 'resources', 'verbs']) {
+          expect(rule[field], `${role.metadata.name}.${field}`).not.toContain('*');
+        }
+        expect(rule.nonResourceURLs).toBeUndefined();
+        for (const v of [
+          'escalate',
+          'bind',
+          'impersonate',
+          'approve',
+          'sign',
+          'deletecollection',
+          'delete',
+        ]) {
+          expect(rule.verbs, role.metadata.name).not.toContain(v);
+        }
+        for (const r of rule.resources) expect(r, 'no subresource grants').not.toContain('/');
+      }
+    }
+  });
+
+  it("every binding names the forwarder's own ServiceAccount, never a user or group", () => {
+    const bindings = [...ofKind(all, 'ClusterRoleBinding'), ...ofKind(all, 'RoleBinding')];
+    expect(bindings.length).toBeGreaterThan(0);
+    for (const b of bindings) {
+      for (const s of b.subjects) {
+        expect(s.kind, b.metadata.name).toBe('ServiceAccount');
+        expect(['endpoint-sync-forwarder', 'endpoint-sync-forwarder-reader']).toContain(s.name);
+      }
+    }
+  });
+
+  it('the host side has no Secret access and no cluster-wide role', () => {
+    expect(ofKind(hostDocs, 'ClusterRole')).toEqual([]);
+    expect(ofKind(hostDocs, 'ClusterRoleBinding')).toEqual([]);
+    expect([...granted('host', hostDocs)].some((k) => k.includes('/secrets'))).toBe(false);
+  });
+
+  it('cluster-wide Secret reads exist only as the reference informer needs them', () => {
+    const secretGrants = [...granted('virtual', virtualDocs)].filter((k) =>
+      k.includes('/secrets '),
+    );
+    expect(secretGrants.sort()).toEqual(
+      ['create', 'list', 'patch', 'watch'].map((v) => `virtual cluster core/secrets ${v}`),
+    );
+    // No `get`: the informer lists and watches; nothing reads one Secret by name.
+    expect(secretGrants).not.toContain('virtual cluster core/secrets get');
+  });
+
+  it('the kustomizations apply every manifest of their folder, and nothing else', () => {
+    for (const dir of ['deploy', 'deploy/host']) {
+      const k = parseAllDocuments(
+        readFileSync(join(root, dir, 'kustomization.yaml'), 'utf8'),
+      )[0]!.toJS() as Doc;
+      const files = readdirSync(join(root, dir)).filter(
+        (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
+      );
+      expect([...k.resources].sort()).toEqual(files.sort());
+    }
+  });
+});
+
+describe('pod security of the forwarder', () => {
+  const deployment = ofKind(virtualDocs, 'Deployment')[0]!;
+  const pod = deployment.spec.template.spec;
+  const containers: Doc[] = [...(pod.initContainers ?? []), ...pod.containers];
+  const config = ofKind(virtualDocs, 'ConfigMap')[0]!.data as Record<string, string>;
+
+  it.each([
+    ['runs as non-root', () => expect(pod.securityContext.runAsNonRoot).toBe(true)],
+    [
+      'with a non-zero uid and gid',
+      () => {
+        expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+        expect(pod.securityContext.runAsGroup).toBeGreaterThan(0);
+      },
+    ],
+    [
+      'under the RuntimeDefault seccomp profile',
+      () => expect(pod.securityContext.seccompProfile).toEqual({ type: 'RuntimeDefault' }),
+    ],
+    [
+      'without host namespaces',
+      () => {
+        for (const f of ['hostNetwork', 'hostPID', 'hostIPC', 'hostUsers']) {
+          expect([undefined, false, ...(f === 'hostUsers' ? [true] : [])]).toContain(pod[f]);
+        }
+      },
+    ],
+    [
+      'with only configMap/secret/projected/emptyDir/downwardAPI volumes',
+      () => {
+        for (const v of pod.volumes ?? []) {
+          const types = Object.keys(v).filter((k) => k !== 'name');
+          expect(['configMap', 'secret', 'projected', 'emptyDir', 'downwardAPI']).toEqual(
+            expect.arrayContaining(types),
+          );
+        }
+      },
+    ],
+    [
+      'with Secrets mounted read-only',
+      () => {
+        for (const c of containers)
+          for (const m of c.volumeMounts ?? []) expect(m.readOnly, m.name).toBe(true);
+      },
+    ],
+  ])('the pod %s', (_l, check) => check());
+
+  it.each(containers.map((c) => [c.name, c]))(
+    'container %s: no privilege escalation, read-only root, ALL capabilities dropped, not privileged',
+    (_n, c) => {
+      const sc = c.securityContext;
+      expect(sc.allowPrivilegeEscalation).toBe(false);
+      expect(sc.readOnlyRootFilesystem).toBe(true);
+      expect(sc.capabilities.drop).toEqual(['ALL']);
+      expect(sc.capabilities.add).toBeUndefined();
+      expect(sc.privileged).not.toBe(true);
+      expect(sc.runAsNonRoot ?? pod.securityContext.runAsNonRoot).toBe(true);
+      for (const p of c.ports ?? []) expect(p.hostPort).toBeUndefined();
+      expect(c.resources.limits.memory).toBeTruthy();
+    },
+  );
+
+  it('the namespace enforces the Pod Security "restricted" profile', () => {
+    const ns = ofKind(virtualDocs, 'Namespace')[0]!;
+    expect(ns.metadata.labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
+  });
+
+  it('the ServiceAccount token is mounted only because the forwarder talks to its own cluster in-cluster', () => {
+    const sa = ofKind(virtualDocs, 'ServiceAccount').find(
+      (s) => s.metadata.name === pod.serviceAccountName,
+    )!;
+    const mounted = pod.automountServiceAccountToken ?? sa.automountServiceAccountToken ?? true;
+    expect(mounted).toBe(config.ENDPOINT_SYNC_IN_CLUSTER === 'true');
+  });
+
+  it('the host reader ServiceAccount is never mounted into a pod; its token serves the kubeconfig only', () => {
+    const sa = ofKind(hostDocs, 'ServiceAccount')[0]!;
+    expect(sa.automountServiceAccountToken).toBe(false);
+    const tokenSecrets = ofKind(hostDocs, 'Secret').filter(
+      (s) => s.type === 'kubernetes.io/service-account-token',
+    );
+    expect(
+      tokenSecrets.map((s) => s.metadata.annotations['kubernetes.io/service-account.name']),
+    ).toEqual([sa.metadata.name]);
+  });
+});
