@@ -12,7 +12,13 @@ import { atob, btoa } from './base64.ts';
 import { type ContextPlan, configJson, contextJson, planContext } from './context-data.ts';
 import { loadQuickJS, type QuickJSLoader } from './instance.ts';
 import { Lru } from './lru.ts';
-import { compileNative, FALLBACK, type NativeHelpers, type NativePlan } from './native.ts';
+import {
+  compileNative,
+  FALLBACK,
+  type NativeHelpers,
+  type NativeLimits,
+  type NativePlan,
+} from './native.ts';
 import { VALUE_KIND } from './prelude.ts';
 import { crossesBoundary, Sandbox, type SandboxHost } from './sandbox.ts';
 import {
@@ -74,6 +80,14 @@ const DEFAULTS: Resolved = {
   nativeFastPath: true,
 };
 
+/** The value and context as the sandbox receives them, and their size in characters. */
+interface Marshalled {
+  kind: 0 | 1 | 2 | 3;
+  payload: string | undefined;
+  ctxJson: string | undefined;
+  size: number;
+}
+
 /** What is known about one source, independent of any sandbox. */
 type Entry =
   | { ok: false; error: ExpressionError }
@@ -103,6 +117,7 @@ export class ExpressionEngine implements Evaluator {
   readonly #entries: Lru<string, Entry>;
   readonly #host: SandboxHost;
   readonly #nativeHelpers: NativeHelpers;
+  readonly #nativeLimits: NativeLimits;
   readonly #loader: QuickJSLoader;
   #sandbox: Sandbox | undefined;
   #current: ExpressionContext | undefined;
@@ -135,6 +150,7 @@ export class ExpressionEngine implements Evaluator {
       btoa: this.#host.btoa,
       dns: (fqdn, context) => tryOrUndefined(() => translateDns(fqdn, context)),
     };
+    this.#nativeLimits = nativeLimits(options);
     // The first sandbox is made here, so that a broken build fails engine creation loudly.
     this.#sandbox = this.#makeSandbox(loader.create());
   }
@@ -150,14 +166,17 @@ export class ExpressionEngine implements Evaluator {
         return this.#fail({ code: 'internal', message: 'the expression engine was disposed' });
       const entry = this.#entry(source);
       if (!entry.ok) return this.#fail(entry.error);
-      if (entry.native !== undefined) {
-        const r = entry.native(value, context, this.#nativeHelpers);
+      // The input cap is checked here, for both paths alike, on what the sandbox would get.
+      const input = this.#marshal(entry, value, context);
+      if ('error' in input) return this.#fail(input.error);
+      if (entry.native !== undefined && input.size <= this.#nativeLimits.maxStringLength) {
+        const r = entry.native(value, context, this.#nativeHelpers, this.#nativeLimits);
         if (r !== FALLBACK) {
           this.#stats.native++;
           return { ok: true, value: r, evaluator: 'native' };
         }
       }
-      return this.#inSandbox(source, entry, value, context);
+      return this.#inSandbox(source, entry, input, context);
     } catch (err) {
       return this.#fail({
         code: 'internal',
@@ -220,10 +239,57 @@ export class ExpressionEngine implements Evaluator {
     };
   }
 
+  /**
+   * What the sandbox gets for this evaluation: the value (as text) and the parts of the context
+   * the expression reads, or a `memory` failure when they are over the input cap.
+   */
+  #marshal(
+    entry: Extract<Entry, { ok: true }>,
+    value: unknown,
+    context: ExpressionContext,
+  ): Marshalled | { error: ExpressionError } {
+    const max = this.#options.maxInputBytes;
+    let kind: 0 | 1 | 2 | 3 = VALUE_KIND.unused;
+    let payload: string | undefined;
+    if (entry.use.value) {
+      if (value === undefined) kind = VALUE_KIND.undefined;
+      else if (typeof value === 'string' && crossesBoundary(value)) {
+        kind = VALUE_KIND.string;
+        payload = value;
+      } else {
+        kind = VALUE_KIND.json;
+        try {
+          payload = JSON.stringify(value);
+        } catch {
+          return {
+            error: {
+              code: 'internal',
+              message:
+                'the value at the path is not JSON (a cycle, a BigInt or the like); this is a bug in the caller',
+            },
+          };
+        }
+        if (payload === undefined) kind = VALUE_KIND.undefined;
+      }
+    }
+    let ctxJson: string | undefined;
+    if (entry.plan !== undefined) ctxJson = contextJson(context, entry.plan);
+    const size = (payload?.length ?? 0) + (ctxJson?.length ?? 0);
+    if (size > max) {
+      return {
+        error: {
+          code: 'memory',
+          message: `expression input is ${size} characters (value plus the parts of context it reads), over the limit of ${max}`,
+        },
+      };
+    }
+    return { kind, payload, ctxJson, size };
+  }
+
   #inSandbox(
     source: string,
     entry: Extract<Entry, { ok: true }>,
-    value: unknown,
+    input: Marshalled,
     context: ExpressionContext,
   ): EvalResult {
     // Normally made right after the failure that dropped the last one; made here when that
@@ -237,37 +303,7 @@ export class ExpressionEngine implements Evaluator {
       });
     }
     this.#stats.sandbox++;
-    const max = this.#options.maxInputBytes;
-
-    let kind: 0 | 1 | 2 | 3 = VALUE_KIND.unused;
-    let payload: string | undefined;
-    if (entry.use.value) {
-      if (value === undefined) kind = VALUE_KIND.undefined;
-      else if (typeof value === 'string' && crossesBoundary(value)) {
-        kind = VALUE_KIND.string;
-        payload = value;
-      } else {
-        kind = VALUE_KIND.json;
-        try {
-          payload = JSON.stringify(value);
-        } catch (err) {
-          return this.#fail({
-            code: 'internal',
-            message: `the value at the path is not JSON (${(err as Error).message}); this is a bug in the caller`,
-          });
-        }
-        if (payload === undefined) kind = VALUE_KIND.undefined;
-      }
-    }
-    let ctxJson: string | undefined;
-    if (entry.plan !== undefined) ctxJson = contextJson(context, entry.plan);
-    const size = (payload?.length ?? 0) + (ctxJson?.length ?? 0);
-    if (size > max) {
-      return this.#fail({
-        code: 'memory',
-        message: `expression input is ${size} characters (value plus the parts of context it reads), over the limit of ${max}`,
-      });
-    }
+    const { kind, payload, ctxJson } = input;
 
     this.#current = context;
     const compiled = sandbox.compile(source);
@@ -361,6 +397,21 @@ export class ExpressionEngine implements Evaluator {
     this.#stats.failures[error.code]++;
     return { ok: false, error };
   }
+}
+
+/**
+ * What the native path may do before it hands an expression to the sandbox. Strings (inputs,
+ * intermediates, results) stay within what the sandbox could hold without coming near its memory
+ * cap and within the result cap, so a string the sandbox might fail on is always built by the
+ * sandbox; and the characters scanned stay within a few milliseconds of host work, so an
+ * expression that might run into the sandbox's deadline always runs there.
+ */
+function nativeLimits(options: Resolved): NativeLimits {
+  const safe = Math.floor(options.memoryBytes / 16);
+  return {
+    maxStringLength: Math.min(options.maxResultBytes, options.maxInputBytes, safe),
+    workBudget: 4 * Math.min(options.maxInputBytes, safe),
+  };
 }
 
 /** `virtualToHostDNS` with the current evaluation's virtual cluster. */

@@ -7,6 +7,10 @@
  * reach a prototype, a helper that would throw, an object result), the plan answers
  * {@link FALLBACK} and the sandbox evaluates the expression instead, so results and error
  * messages are always the sandbox's.
+ *
+ * The proof includes the sandbox's limits ({@link NativeLimits}): a string longer than the
+ * sandbox is sure to handle, or more scanning than fits well within its deadline, also answers
+ * FALLBACK, so an expression near a limit meets that limit in the sandbox, the same way every time.
  */
 import type { Expression } from 'acorn';
 import type { ExpressionContext } from '../types.ts';
@@ -21,17 +25,29 @@ export interface NativeHelpers {
   dns(fqdn: string, context: ExpressionContext): string | undefined;
 }
 
+/** Bounds of the host's work on one evaluation, in characters. */
+export interface NativeLimits {
+  /** Longest string the native path reads or builds (inputs, intermediates and the result). */
+  maxStringLength: number;
+  /** Characters the native path may scan or copy (string methods, helpers) in one evaluation. */
+  workBudget: number;
+}
+
 /** A compiled native plan: the JSON result (`undefined` removes the field) or FALLBACK. */
 export type NativePlan = (
   value: unknown,
   context: ExpressionContext,
   helpers: NativeHelpers,
+  limits: NativeLimits,
 ) => string | number | boolean | undefined | typeof FALLBACK;
 
 interface Env {
   value: unknown;
   context: ExpressionContext;
   helpers: NativeHelpers;
+  maxStringLength: number;
+  /** Characters left to scan or copy; below zero the sandbox takes over. */
+  budget: number;
 }
 
 /** An optional chain hit null/undefined: the whole chain is undefined. */
@@ -57,8 +73,14 @@ export function compileNative(root: Expression): NativePlan | undefined {
     if (err === UNSUPPORTED) return undefined;
     throw err;
   }
-  return (value, context, helpers) => {
-    const r = body({ value, context, helpers });
+  return (value, context, helpers, limits) => {
+    const r = body({
+      value,
+      context,
+      helpers,
+      maxStringLength: limits.maxStringLength,
+      budget: limits.workBudget,
+    });
     if (r === FALLBACK || r === SHORT) return FALLBACK;
     if (r === null || r === undefined) return undefined;
     if (typeof r === 'string' || typeof r === 'boolean') return r;
@@ -89,7 +111,7 @@ function build(n: Node): Eval {
       return buildTemplate(n);
     case 'Identifier': {
       const name = n['name'];
-      if (name === 'value') return (env) => data(env.value);
+      if (name === 'value') return (env) => data(env, env.value);
       if (name === 'context') return (env) => env.context;
       if (name === 'undefined') return () => undefined;
       throw UNSUPPORTED;
@@ -149,13 +171,26 @@ function truthy(x: unknown): boolean {
   return typeof x === 'object' ? x !== null : Boolean(x);
 }
 
+/** Takes `n` characters of work from the budget; false when it is spent. */
+function charge(env: Env, n: number): boolean {
+  env.budget -= n;
+  return env.budget >= 0;
+}
+
+/** A string the sandbox is sure to handle as the host does, or FALLBACK. */
+function bounded(env: Env, s: string): string | typeof FALLBACK {
+  return s.length > env.maxStringLength ? FALLBACK : s;
+}
+
 /**
  * A value as the sandbox sees it after the JSON round trip, or FALLBACK when the round trip
- * would change it (non-finite numbers, class instances, lone surrogates, ...).
+ * would change it (non-finite numbers, class instances, lone surrogates, ...) or a string is
+ * past the limits.
  */
-function data(x: unknown): Out {
+function data(env: Env, x: unknown): Out {
   switch (typeof x) {
     case 'string':
+      if (x.length > env.maxStringLength || !charge(env, x.length)) return FALLBACK;
       return isWellFormed(x) ? x : FALLBACK;
     case 'boolean':
     case 'undefined':
@@ -183,6 +218,7 @@ function buildTemplate(n: Node): Eval {
     for (let i = 0; i < parts.length; i++) {
       const p = parts[i]!(env);
       if (typeof p !== 'string') return FALLBACK;
+      if (s.length + p.length + quasis[i + 1]!.length > env.maxStringLength) return FALLBACK;
       s += p + quasis[i + 1]!;
     }
     return s;
@@ -219,12 +255,12 @@ function buildMember(n: Node): Eval {
     } else if (o === env.context.virtualcluster && !VIRTUALCLUSTER_KEYS.has(key)) {
       return FALLBACK;
     }
-    return get(o, key);
+    return get(env, o, key);
   };
 }
 
 /** `o[key]` for a JSON value `o`, or FALLBACK when that read could reach a prototype. */
-function get(o: unknown, key: string): Out {
+function get(env: Env, o: unknown, key: string): Out {
   if (typeof o === 'string') return key === 'length' ? o.length : FALLBACK;
   if (typeof o !== 'object' || o === null) return FALLBACK;
   if (Array.isArray(o)) {
@@ -233,7 +269,7 @@ function get(o: unknown, key: string): Out {
     const i = Number(key);
     if (i >= o.length) return undefined;
     const v = o[i];
-    return v === undefined ? FALLBACK : data(v);
+    return v === undefined ? FALLBACK : data(env, v);
   }
   const proto = Object.getPrototypeOf(o);
   if (proto !== Object.prototype && proto !== null) return FALLBACK;
@@ -241,7 +277,7 @@ function get(o: unknown, key: string): Out {
   if (d !== undefined && !('value' in d)) return FALLBACK;
   if (d === undefined || d.value === undefined)
     return key in Object.prototype ? FALLBACK : undefined;
-  return data(d.value);
+  return data(env, d.value);
 }
 
 const STRING_METHODS = new Set(['slice', 'startsWith', 'endsWith', 'includes']);
@@ -268,8 +304,11 @@ function buildCall(n: Node): Eval {
     if (call === undefined) throw UNSUPPORTED;
     return (env) =>
       lift(arg(env), (s) => {
-        if (typeof s !== 'string') return FALLBACK;
-        return call(s, env) ?? FALLBACK;
+        if (typeof s !== 'string' || !charge(env, s.length)) return FALLBACK;
+        // btoa makes 4 characters of 3: past the cap, the sandbox builds (and refuses) it.
+        if (name === 'btoa' && Math.ceil(s.length / 3) * 4 > env.maxStringLength) return FALLBACK;
+        const r = call(s, env);
+        return r === undefined ? FALLBACK : bounded(env, r);
       });
   }
   if (callee.type !== 'MemberExpression' || callee['computed'] || callee['optional'])
@@ -284,7 +323,8 @@ function buildCall(n: Node): Eval {
         if (typeof s !== 'string') return FALLBACK;
         const a = args.map((f) => f(env));
         if (a.some((x) => typeof x !== 'number')) return FALLBACK;
-        return s.slice(a[0] as number | undefined, a[1] as number | undefined);
+        const r = s.slice(a[0] as number | undefined, a[1] as number | undefined);
+        return charge(env, r.length) ? r : FALLBACK;
       });
   }
   if (args.length !== 1) throw UNSUPPORTED;
@@ -293,7 +333,7 @@ function buildCall(n: Node): Eval {
     lift(target(env), (s) => {
       if (typeof s !== 'string') return FALLBACK;
       const x = arg(env);
-      if (typeof x !== 'string') return FALLBACK;
+      if (typeof x !== 'string' || !charge(env, s.length + x.length)) return FALLBACK;
       if (method === 'startsWith') return s.startsWith(x);
       if (method === 'endsWith') return s.endsWith(x);
       return s.includes(x);
@@ -308,7 +348,11 @@ function buildBinary(n: Node): Eval {
     return (env) =>
       lift(left(env), (l) =>
         lift(right(env), (r) =>
-          typeof l === 'string' && typeof r === 'string' ? l + r : FALLBACK,
+          typeof l === 'string' &&
+          typeof r === 'string' &&
+          l.length + r.length <= env.maxStringLength
+            ? l + r
+            : FALLBACK,
         ),
       );
   }
