@@ -13,6 +13,13 @@ import { build, type Metafile } from 'esbuild';
 /** Function name -> entry point. */
 export const ENTRIES = { sync: 'functions/sync.ts' } as const;
 
+/**
+ * Worker threads the functions start, bundled beside them: the plan worker runs every plan of
+ * the sync function under a watchdog (lib/functions/planner/). serverless.yml packages these
+ * files with the functions.
+ */
+export const WORKERS = { 'plan-worker': 'lib/functions/planner/plan-worker.ts' } as const;
+
 /** Where bundles are written (serverless.yml packages this folder). */
 export const OUT_DIR = 'dist/functions';
 
@@ -35,7 +42,7 @@ export async function buildFunctions(
 }> {
   const result = await build({
     absWorkingDir: root,
-    entryPoints: ENTRIES,
+    entryPoints: { ...ENTRIES, ...WORKERS },
     outdir: OUT_DIR,
     outExtension: { '.js': '.cjs' },
     bundle: true,
@@ -47,6 +54,13 @@ export async function buildFunctions(
     external: RUNTIME_PROVIDED,
     metafile: true,
     logLevel: 'warning',
+    // A CommonJS bundle has no import.meta: the sources' `import.meta.url` becomes the bundle's
+    // own file URL, and the planner finds its worker bundle by name beside it.
+    banner: { js: 'var __bundleUrl=require("node:url").pathToFileURL(__filename).href;' },
+    define: {
+      'import.meta.url': '__bundleUrl',
+      PLAN_WORKER_FILE: JSON.stringify('./plan-worker.cjs'),
+    },
   });
   const files: Record<string, number> = {};
   for (const [file, info] of Object.entries(result.metafile.outputs)) files[file] = info.bytes;

@@ -19,16 +19,17 @@ import {
   UnauthorizedError,
 } from '../kube/index.ts';
 import type { KubeObject } from '../kube/object.ts';
-import type { EvalResult, Evaluator, ExpressionContext, ObjectRef } from '../patches/types.ts';
+import type { Evaluator, ObjectRef } from '../patches/types.ts';
 import {
   hostKeyOf,
   ownsHostNamespace,
   type Plan,
-  planSync,
+  type PlanInput,
   resourceByPlural,
 } from '../sync/index.ts';
 import type { HostWrite, ObjectKey, VirtualClusterIdentity } from '../sync/types.ts';
 import type { NamespaceScope } from '../tenancy/index.ts';
+import { inProcessPlanner, type Planner } from './planner/index.ts';
 
 /** Default number of plan-and-write rounds before a contended key is reported as failed. */
 export const DEFAULT_MAX_ROUNDS = 3;
@@ -39,7 +40,13 @@ const MAX_REFERENCE_READS = 4;
 /** What {@link syncItem} needs. */
 export interface ItemSyncEnv {
   client: KubeClient;
-  evaluator: Evaluator;
+  /**
+   * Where plans run: the sync function passes its worker planner (every evaluation CPU-bounded).
+   * Without one, plans run on this thread with `evaluator`.
+   */
+  planner?: Planner;
+  /** The evaluator of an in-process plan, when no `planner` is given. */
+  evaluator?: Evaluator;
   identity: VirtualClusterIdentity;
   config: SyncConfig;
   /** Plan-and-write rounds before giving up on a contended key (default {@link DEFAULT_MAX_ROUNDS}). */
@@ -82,16 +89,12 @@ class StalePlan {
 /** Syncs one valid event item to the host. Never rejects. */
 export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemOutcome> {
   const started = performance.now();
+  const planner = env.planner ?? (env.evaluator ? inProcessPlanner(env.evaluator) : undefined);
   let patchEvalMs = 0;
-  const timed: Evaluator = {
-    evaluate(source: string, value: unknown, context: ExpressionContext): EvalResult {
-      const t = performance.now();
-      try {
-        return env.evaluator.evaluate(source, value, context);
-      } finally {
-        patchEvalMs += performance.now() - t;
-      }
-    },
+  const planOne = async (input: PlanInput): Promise<Plan> => {
+    const planned = await planner!.plan(input);
+    patchEvalMs += planned.patchEvalMs;
+    return planned.plan;
   };
   const written: HostWriteSummary[] = [];
   let replans = 0;
@@ -114,6 +117,14 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
     return { result, replans, patchEvalMs };
   };
 
+  if (!planner) {
+    return finish({
+      status: 'failed',
+      reasonCode: 'internal-error',
+      reason: 'the function has neither a planner nor an evaluator to plan with',
+      retryable: false,
+    });
+  }
   const row = resourceByPlural(item.resource);
   if (!row) {
     return finish({
@@ -133,7 +144,7 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
   for (let round = 1; round <= maxRounds; round++) {
     let plan: Plan;
     try {
-      plan = await readAndPlan(item, row.plural, hostKey, env, timed);
+      plan = await readAndPlan(item, row.plural, hostKey, env, planOne);
     } catch (err) {
       return finish(hostFailure(err, 'read', env, written));
     }
@@ -191,28 +202,25 @@ async function readAndPlan(
   resource: string,
   hostKey: ObjectKey,
   env: ItemSyncEnv,
-  evaluator: Evaluator,
+  planOne: (input: PlanInput) => Promise<Plan>,
 ): Promise<Plan> {
   const hostObject = await getOrNull(env.client, resource, hostKey);
   const hostRefs = new Map<string, KubeObject | null>();
   let plan: Plan | undefined;
   for (let i = 0; i < MAX_REFERENCE_READS; i++) {
-    plan = planSync(
-      {
-        identity: env.identity,
-        config: env.config,
-        resource,
-        key: item.key,
-        virtualObject: item.virtualObject,
-        service: item.service,
-        hostObject,
-        references: {
-          virtual: item.references ?? [],
-          host: [...hostRefs.values()].filter((o): o is KubeObject => o !== null),
-        },
+    plan = await planOne({
+      identity: env.identity,
+      config: env.config,
+      resource,
+      key: item.key,
+      virtualObject: item.virtualObject,
+      service: item.service,
+      hostObject,
+      references: {
+        virtual: item.references ?? [],
+        host: [...hostRefs.values()].filter((o): o is KubeObject => o !== null),
       },
-      { evaluator },
-    );
+    });
     const missing = namedHostRefs(plan).filter((ref) => !hostRefs.has(refId(ref)));
     const readable = missing.filter(
       (ref) =>

@@ -2,7 +2,8 @@
  * The sync function: event v1 in (signed, when it serves many tenants), result v1 out.
  * Establishes the calling tenant (tenant gate: signature, registry entry), validates the event at
  * the boundary, gets the tenant's configuration in force (cached, ETag-revalidated), the host
- * client (cached credentials) and the expression engine (one per process), then syncs every item
+ * client (cached credentials) and the planner (a watchdog'd worker thread holding the expression
+ * engine, one per process), then syncs every item
  * within the tenant's host namespaces (see host-apply.ts) and reports each decision in logs and
  * metrics.
  */
@@ -22,7 +23,6 @@ import {
   type SyncResult,
 } from '../contract/index.ts';
 import { type KubeClient, KubeClient as KubeClientClass } from '../kube/index.ts';
-import { createExpressionEngine } from '../patches/expression/index.ts';
 import type { Evaluator } from '../patches/types.ts';
 import type { TenantEntry, TenantGate } from '../tenancy/index.ts';
 import {
@@ -38,6 +38,7 @@ import {
   type TelemetryLogLevel,
   type TelemetryOptions,
 } from './observability.ts';
+import { createWorkerPlanner, inProcessPlanner, type Planner } from './planner/index.ts';
 import { settingsFromEnv } from './settings.ts';
 import { DEFAULT_CONCURRENCY, runItems } from './sync-items.ts';
 import { tenantGateFromSettings } from './tenants.ts';
@@ -60,7 +61,12 @@ export interface SyncHandlerOptions {
   tenants: TenantGate;
   /** Options of the configuration sources the handler creates (S3 endpoint, revalidation interval). */
   configSourceOptions?: ConfigSourceOptions;
-  /** The expression evaluator (default: one QuickJS engine, created on first use). */
+  /**
+   * Where plans run (default: a worker planner, which stops any evaluation that holds the CPU
+   * past its limit; see planner/worker-planner.ts). The handler closes it.
+   */
+  planner?: Planner;
+  /** Plan on the calling thread with this evaluator instead (tests); ignored with `planner`. */
   evaluator?: Evaluator;
   /** Keys processed at once (default 8). */
   concurrency?: number;
@@ -76,7 +82,7 @@ export interface SyncHandlerOptions {
 export interface SyncHandler {
   (event: unknown, context?: InvocationContext): Promise<SyncResult>;
   readonly telemetry: Telemetry;
-  /** Releases the host client(s) and the expression engine. */
+  /** Releases the host client(s) and the planner. */
   close(): Promise<void>;
 }
 
@@ -91,12 +97,13 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   const lastStats = new WeakMap<ConfigSource, { reloads: number; invalid: number }>();
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const reserveMs = options.deadlineReserveMs ?? 2_000;
-  let engine: Promise<Evaluator & { dispose?(): void }> | undefined;
-  const evaluator = (): Promise<Evaluator> => {
-    if (options.evaluator) return Promise.resolve(options.evaluator);
-    engine ??= createExpressionEngine();
-    return engine;
-  };
+  const planner =
+    options.planner ??
+    (options.evaluator
+      ? inProcessPlanner(options.evaluator)
+      : createWorkerPlanner({
+          onIncident: (incident) => telemetry.logger.warn('plan worker replaced', { ...incident }),
+        }));
 
   const handler = async (input: unknown, context: InvocationContext = {}): Promise<SyncResult> => {
     let admission: Awaited<ReturnType<TenantGate['admit']>>;
@@ -228,7 +235,6 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
         retryable,
       );
     }
-    const ev = await evaluator();
     const identity = {
       name: entry.virtualCluster.name,
       hostNamespace: entry.virtualCluster.namespace,
@@ -255,7 +261,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
       }
       const outcome = await syncItem(item, {
         client,
-        evaluator: ev,
+        planner,
         identity,
         config,
         scope: { namespaces: entry.hostNamespaces, resources: entry.resources },
@@ -294,7 +300,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
     telemetry,
     async close() {
       await host.close();
-      if (engine) (await engine).dispose?.();
+      await planner.close();
     },
   });
 }

@@ -1,0 +1,364 @@
+/**
+ * The worker planner: `planSync` runs in a worker thread (plan-worker.ts) that holds the QuickJS
+ * expression engine, one plan at a time, under a watchdog on the main thread.
+ *
+ * Why: QuickJS checks its deadline only between bytecodes, so one call of a native builtin
+ * (`includes` on crafted strings, BigInt `**` and `toString`, `normalize`) can hold the CPU for
+ * seconds whatever the evaluation limit. The worker brackets each evaluation on a shared clock
+ * (eval-clock.ts); the watchdog terminates the worker when one evaluation has run longer than
+ * the limit plus a grace, fails the item in flight alone (`expression-timeout`, naming the patch),
+ * starts a fresh worker and goes on with the queued plans. A worker that crashes (out of its heap
+ * cap, an uncaught error, an exit) costs the item in flight alone in the same way.
+ *
+ * Plans are queued on the main thread and sent one at a time, so a stopped worker is always
+ * attributed to exactly one item. A configuration is sent once per worker and cached there.
+ */
+import { Worker } from 'node:worker_threads';
+import type { SyncConfig } from '../../config/types.ts';
+import type { EngineOptions } from '../../patches/expression/index.ts';
+import type { Plan, PlanInput } from '../../sync/index.ts';
+import { EvalClock } from './eval-clock.ts';
+import { expressionSites } from './expression-sites.ts';
+import type { PlannedItem, Planner } from './planner.ts';
+import type { PlanReply, PlanRequest, PlanWorkerData } from './protocol.ts';
+import { planWorkerUrl } from './worker-location.ts';
+
+/** The engine's default evaluation limit, in ms (the engine's own default). */
+const ENGINE_TIMEOUT_MS = 50;
+
+/** Options of {@link createWorkerPlanner}; every field has a default. */
+export interface WorkerPlannerOptions {
+  /** Limits of the worker's expression engine (`timeoutMs` is also the watchdog's base). */
+  engine?: EngineOptions;
+  /**
+   * How much longer than `engine.timeoutMs` one evaluation may run before the worker is stopped,
+   * in ms (default 100). The sandbox starts its own deadline after copying `value` and `context`
+   * in, which takes up to ~100 ms for an object near the 4 MiB input cap; the grace covers it, so
+   * that a large but honest input is not stopped and an expression the sandbox can interrupt is
+   * reported by the sandbox (`timeout`).
+   */
+  graceMs?: number;
+  /** How often the watchdog looks while a plan is in flight, in ms (default 10). */
+  tickMs?: number;
+  /** Cap of the worker's V8 old generation, in MB (default 256): a heap bomb kills the worker only. */
+  maxHeapMb?: number;
+  /** Configurations kept in the worker (default 8; a tenant's config versions and other tenants'). */
+  configCacheSize?: number;
+  /** The worker script (default: beside this file, or beside the bundle). */
+  workerUrl?: URL;
+  /** Called when a worker was stopped or crashed (for logs and metrics; carries no object data). */
+  onIncident?: (incident: PlannerIncident) => void;
+}
+
+/** A worker that was stopped by the watchdog or died, and what it cost. */
+export interface PlannerIncident {
+  kind: 'timeout' | 'crash';
+  /** The config path of the patch whose expression was running, when known. */
+  patch?: string;
+  /** How long the evaluation had run when it was stopped (timeouts), in ms. */
+  elapsedMs?: number;
+  /** The kind of crash: `out-of-memory`, `exit <code>`, or the error's name or code. */
+  cause?: string;
+  /** Time from the decision to the old worker's thread being gone, in ms. */
+  stopMs?: number;
+}
+
+/** Counters of a worker planner. */
+export interface WorkerPlannerStats {
+  plans: number;
+  /** Workers started (the first one included). */
+  workersStarted: number;
+  timeouts: number;
+  crashes: number;
+  /** Configurations copied to a worker (once per configuration and worker). */
+  configsSent: number;
+}
+
+interface Pending {
+  input: PlanInput;
+  resolve: (item: PlannedItem) => void;
+}
+
+interface InFlight extends Pending {
+  id: number;
+  worker: WorkerSlot;
+}
+
+/** One worker thread and what the main thread knows about it. */
+interface WorkerSlot {
+  worker: Worker;
+  clock: EvalClock;
+  ready: boolean;
+  /** Configuration ids this worker holds, least recently used first. */
+  configs: Set<number>;
+  /** Ids evicted since the last request, for the worker to forget. */
+  dropped: number[];
+  gone: boolean;
+}
+
+/** A {@link Planner} with its counters. */
+export interface WorkerPlanner extends Planner {
+  stats(): WorkerPlannerStats;
+}
+
+/** Creates a worker planner. The worker starts on the first plan (or {@link warm}). */
+export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerPlanner & {
+  /** Starts the worker now, so that the first plan does not wait for it. */
+  warm(): void;
+} {
+  const engine = options.engine ?? {};
+  const evalLimitMs = engine.timeoutMs ?? ENGINE_TIMEOUT_MS;
+  const limitMs = evalLimitMs + (options.graceMs ?? 100);
+  const tickMs = options.tickMs ?? 10;
+  const cacheSize = Math.max(1, options.configCacheSize ?? 8);
+  const url = options.workerUrl ?? planWorkerUrl();
+  const configIds = new WeakMap<SyncConfig, number>();
+  const queue: Pending[] = [];
+  const stats: WorkerPlannerStats = {
+    plans: 0,
+    workersStarted: 0,
+    timeouts: 0,
+    crashes: 0,
+    configsSent: 0,
+  };
+  let nextConfigId = 1;
+  let nextRequestId = 1;
+  let slot: WorkerSlot | undefined;
+  let inFlight: InFlight | undefined;
+  let watchdog: ReturnType<typeof setInterval> | undefined;
+  let closed = false;
+
+  const start = (): WorkerSlot => {
+    const data: PlanWorkerData = { clock: new SharedArrayBuffer(12), engine };
+    const worker = new Worker(url, {
+      workerData: data,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256 },
+      // The worker's output is not the function's log: nothing it prints may reach the logs.
+      stdout: true,
+      stderr: true,
+    });
+    const made: WorkerSlot = {
+      worker,
+      clock: new EvalClock(data.clock),
+      ready: false,
+      configs: new Set(),
+      dropped: [],
+      gone: false,
+    };
+    stats.workersStarted++;
+    worker.stdout.resume();
+    worker.stderr.resume();
+    worker.unref();
+    worker.on('message', (reply: PlanReply) => onReply(made, reply));
+    worker.on('error', (err: Error & { code?: string }) => onGone(made, crashCause(err)));
+    worker.on('exit', (code) => onGone(made, `exit ${code}`));
+    return made;
+  };
+
+  const current = (): WorkerSlot => {
+    if (!slot || slot.gone) slot = start();
+    return slot;
+  };
+
+  const onReply = (from: WorkerSlot, reply: PlanReply) => {
+    if (from.gone) return;
+    if (reply.type === 'ready') {
+      from.ready = true;
+      dispatch();
+      return;
+    }
+    if (!inFlight || inFlight.worker !== from || inFlight.id !== reply.id) return;
+    const done = inFlight;
+    inFlight = undefined;
+    if (reply.type === 'planned') {
+      done.resolve({ plan: reply.plan, patchEvalMs: reply.patchEvalMs });
+    } else {
+      done.resolve(
+        failedPlan(done.input, 'internal-error', `the planner failed: ${reply.message}`, true),
+      );
+    }
+    dispatch();
+  };
+
+  /** The worker is gone (crashed, exited, or terminated by the watchdog, which reported already). */
+  const onGone = (from: WorkerSlot, cause: string) => {
+    if (from.gone) return;
+    from.gone = true;
+    if (closed) return;
+    stats.crashes++;
+    options.onIncident?.({ kind: 'crash', cause });
+    if (inFlight?.worker === from) {
+      const lost = inFlight;
+      inFlight = undefined;
+      lost.resolve(
+        failedPlan(
+          lost.input,
+          'planner-crashed',
+          `the planner's worker thread stopped while planning this item (${cause}); it was replaced and only this item failed; a retry plans it again`,
+          true,
+        ),
+      );
+    }
+    if (!from.ready) {
+      // It never started: starting another at once would only loop. The waiting items fail
+      // (retryable), and the next plan tries a new worker.
+      for (const p of queue.splice(0)) {
+        p.resolve(
+          failedPlan(
+            p.input,
+            'planner-unavailable',
+            `the planner's worker thread could not start (${cause}); a retry tries again`,
+            true,
+          ),
+        );
+      }
+      idle();
+      return;
+    }
+    // The replacement starts now, so it is warm when the next item comes.
+    current();
+    dispatch();
+  };
+
+  const dispatch = () => {
+    if (closed || inFlight || queue.length === 0) return idle();
+    const target = current();
+    if (!target.ready) return;
+    const next = queue.shift()!;
+    const { config, ...input } = next.input;
+    let configId = configIds.get(config);
+    if (configId === undefined) {
+      configId = nextConfigId++;
+      configIds.set(config, configId);
+    }
+    const request: PlanRequest = { type: 'plan', id: nextRequestId++, configId, input };
+    if (target.configs.has(configId)) {
+      target.configs.delete(configId); // re-inserted below: most recently used last
+    } else {
+      request.config = config;
+      while (target.configs.size >= cacheSize) {
+        const oldest = target.configs.values().next().value as number;
+        target.configs.delete(oldest);
+        target.dropped.push(oldest);
+      }
+    }
+    if (target.dropped.length > 0) request.drop = target.dropped.splice(0);
+    try {
+      target.worker.postMessage(request);
+    } catch (err) {
+      // Only input that is not plain data can fail here; it never reached the worker.
+      next.resolve(
+        failedPlan(
+          next.input,
+          'internal-error',
+          `the plan input could not be sent to the planner (${(err as Error).name})`,
+          false,
+        ),
+      );
+      dispatch();
+      return;
+    }
+    target.configs.add(configId);
+    stats.plans++;
+    if (request.config) stats.configsSent++;
+    inFlight = { ...next, id: request.id, worker: target };
+    target.worker.ref();
+    watchdog ??= setInterval(watch, tickMs);
+  };
+
+  const idle = () => {
+    if (inFlight) return;
+    if (watchdog !== undefined) {
+      clearInterval(watchdog);
+      watchdog = undefined;
+    }
+    if (slot && !slot.gone) slot.worker.unref();
+  };
+
+  const watch = () => {
+    const running = inFlight?.worker.clock.running();
+    if (!inFlight || !running || running.elapsedMs <= limitMs) return;
+    const stopped = inFlight;
+    inFlight = undefined;
+    stopped.worker.gone = true;
+    stats.timeouts++;
+    const site = expressionSites(stopped.input.config)[running.site];
+    const decided = performance.now();
+    void stopped.worker.worker.terminate().then(() => {
+      options.onIncident?.({
+        kind: 'timeout',
+        ...(site ? { patch: `${site.configPath}.${site.field}` } : {}),
+        elapsedMs: Math.round(running.elapsedMs),
+        stopMs: Math.round((performance.now() - decided) * 1000) / 1000,
+      });
+    });
+    const where = site ? `the ${site.field} of ${site.configPath}` : 'an expression patch';
+    stopped.resolve(
+      failedPlan(
+        stopped.input,
+        'expression-timeout',
+        `${where} ran past its ${evalLimitMs} ms limit inside a built-in function, where the sandbox cannot interrupt it; it was stopped after ${Math.round(running.elapsedMs)} ms and only this item failed (bound the sizes of the strings and numbers the expression builds)`,
+        true,
+      ),
+    );
+    if (!closed) current();
+    dispatch();
+  };
+
+  return {
+    plan(input: PlanInput): Promise<PlannedItem> {
+      if (closed) {
+        return Promise.resolve(failedPlan(input, 'planner-closed', 'the planner was closed', true));
+      }
+      return new Promise((resolve) => {
+        queue.push({ input, resolve });
+        dispatch();
+      });
+    },
+    warm() {
+      if (!closed) current();
+    },
+    stats: () => ({ ...stats }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      const waiting = [...(inFlight ? [inFlight] : []), ...queue.splice(0)];
+      inFlight = undefined;
+      idle();
+      for (const p of waiting)
+        p.resolve(failedPlan(p.input, 'planner-closed', 'the planner was closed', true));
+      const last = slot;
+      slot = undefined;
+      if (last && !last.gone) {
+        last.gone = true;
+        await last.worker.terminate();
+      }
+    },
+  };
+}
+
+/** A failed plan for `input` that writes nothing. */
+function failedPlan(
+  input: PlanInput,
+  reasonCode: string,
+  reason: string,
+  retryable: boolean,
+): PlannedItem {
+  const plan: Plan = {
+    key: { namespace: input.key?.namespace ?? '', name: input.key?.name ?? '' },
+    status: 'failed',
+    reasonCode,
+    reason,
+    retryable,
+    hostWrites: [],
+    virtualWrites: [],
+    reports: [],
+  };
+  return { plan, patchEvalMs: 0 };
+}
+
+/** The kind of a worker error, never its message (which may quote a value). */
+function crashCause(err: Error & { code?: string }): string {
+  if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') return 'out-of-memory';
+  return err.code ?? err.name ?? 'error';
+}
