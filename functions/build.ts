@@ -33,17 +33,23 @@ export const RUNTIME_PROVIDED = [
   '@aws-sdk/client-eks',
 ];
 
-/** Builds every function; resolves with the bundle sizes in bytes. */
+/** Builds every function and worker; resolves with the bundle sizes in bytes. */
 export async function buildFunctions(
   root = fileURLToPath(new URL('..', import.meta.url)),
+  options: {
+    /** Where to write (default {@link OUT_DIR}, relative to `root`). */
+    outDir?: string;
+    /** Name -> entry point (default: every function and worker). */
+    entries?: Record<string, string>;
+  } = {},
 ): Promise<{
   files: Record<string, number>;
   metafile: Metafile;
 }> {
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { ...ENTRIES, ...WORKERS },
-    outdir: OUT_DIR,
+    entryPoints: options.entries ?? { ...ENTRIES, ...WORKERS },
+    outdir: options.outDir ?? OUT_DIR,
     outExtension: { '.js': '.cjs' },
     bundle: true,
     platform: 'node',
