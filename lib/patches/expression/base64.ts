@@ -10,7 +10,7 @@ export class InvalidCharacterError extends Error {
 }
 
 /** Characters outside Latin-1 (a byte string has none). */
-const NOT_LATIN1 = /[^\u0000-\u00ff]/;
+const NOT_LATIN1 = /[\u0100-\uffff]/;
 /** ASCII whitespace, which forgiving-base64 drops. */
 const ASCII_WHITESPACE = /[\t\n\f\r ]/g;
 /** What is left must be the base64 alphabet only. */
@@ -25,8 +25,7 @@ export function btoa(data: string): string {
   const bad = NOT_LATIN1.exec(data);
   if (bad !== null) {
     throw new InvalidCharacterError(
-      `btoa: the string to be encoded contains a character outside of the Latin1 range at index ${bad.index}; ` +
-        'encode text to UTF-8 bytes first',
+      `btoa: the string to be encoded contains a character outside of the Latin1 range at index ${bad.index}; encode text to UTF-8 bytes first`,
     );
   }
   return Buffer.from(data, 'latin1').toString('base64');

@@ -12,6 +12,7 @@ import { atob, btoa } from './base64.ts';
 import { type ContextPlan, configJson, contextJson, planContext } from './context-data.ts';
 import { loadQuickJS, type QuickJSLoader } from './instance.ts';
 import { Lru } from './lru.ts';
+import { sourceNames } from './messages.ts';
 import {
   compileNative,
   FALLBACK,
@@ -91,7 +92,14 @@ interface Marshalled {
 /** What is known about one source, independent of any sandbox. */
 type Entry =
   | { ok: false; error: ExpressionError }
-  | { ok: true; use: ExpressionUse; plan: ContextPlan | undefined; native: NativePlan | undefined };
+  | {
+      ok: true;
+      use: ExpressionUse;
+      plan: ContextPlan | undefined;
+      native: NativePlan | undefined;
+      /** The source's names and literals: what an error message may quote. */
+      names: ReadonlySet<string>;
+    };
 
 /**
  * Creates an engine: compiles the QuickJS WebAssembly module (once per process, about 20 ms) and
@@ -180,7 +188,8 @@ export class ExpressionEngine implements Evaluator {
     } catch (err) {
       return this.#fail({
         code: 'internal',
-        message: `the expression engine failed (${err instanceof Error ? err.message : String(err)})`,
+        // The class only: a host error's message is not known to be free of data.
+        message: `the expression engine failed (${err instanceof Error ? err.name : typeof err})`,
       });
     } finally {
       this.#current = undefined;
@@ -236,6 +245,7 @@ export class ExpressionEngine implements Evaluator {
       use,
       plan: use.context === 'none' ? undefined : planContext(use.context),
       native: this.#options.nativeFastPath ? compileNative(parsed.node) : undefined,
+      names: sourceNames(parsed.node),
     };
   }
 
@@ -324,6 +334,7 @@ export class ExpressionEngine implements Evaluator {
       ctxJson,
       config === undefined || 'ok' in config ? undefined : config,
       plan?.configSignature,
+      entry.names,
     );
     this.#track(sandbox);
     if (!outcome.ok) return this.#afterFailure(outcome.error, outcome.poisoned);

@@ -148,11 +148,8 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
       if (arguments.length < 1) throw new TypeError('btoa: 1 argument required, but only 0 present');
       const s = domString(data);
       const r = s.length <= IN_VM_BASE64 ? encode64(s) : receiveOr(hostBtoa(send(s)));
-      if (r === undefined) {
-        let i = 0;
-        while (s.charCodeAt(i) <= 255) i++;
-        throw new InvalidCharacterError('btoa: the string to be encoded contains a character outside of the Latin1 range at index ' + i + '; encode text to UTF-8 bytes first');
-      }
+      // No index: where the first such character is says something about the data.
+      if (r === undefined) throw new InvalidCharacterError('btoa: the string to be encoded contains a character outside of the Latin1 range; encode text to UTF-8 bytes first');
       return r;
     },
     virtualToHostDNS: function virtualToHostDNS(fqdn) {
@@ -388,18 +385,27 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     return undefined;
   };
   const clip = (s) => (s.length > 1000 ? s.slice(0, 1000) + '...' : s);
+  const isError = Error.isError;
+  const POSITION = /expression\\.js:(\\d+):(\\d+)/;
+  // JSON for the host, which decides what of it may be shown (messages.ts): the kind of value,
+  // name and message as data properties, and where in the expression it was thrown (the first
+  // expression frame of the stack; the wrapper's first line is not the source's).
   const describe = function (e) {
-    if (e === null) return 'null';
-    if (typeof e === 'object' || typeof e === 'function') {
+    const d = { type: e === null ? 'null' : typeof e };
+    if (e !== null && (typeof e === 'object' || typeof e === 'function')) {
+      d.type = isError(e) ? 'error' : isArray(e) ? 'array' : typeof e;
       const name = dataProp(e, 'name');
       const message = dataProp(e, 'message');
-      if (name !== undefined && message !== undefined) return clip(message === '' ? name : name + ': ' + message);
-      if (message !== undefined) return clip(message);
-      return isArray(e) ? 'an array' : 'an object';
-    }
-    if (typeof e === 'string') return clip(stringify(e));
-    if (typeof e === 'symbol') return 'a symbol';
-    return clip(String(e));
+      const stack = dataProp(e, 'stack');
+      if (name !== undefined) d.name = clip(name);
+      if (message !== undefined) d.message = clip(message);
+      const at = stack === undefined ? null : POSITION.exec(stack.slice(0, 4000));
+      if (at !== null) {
+        d.line = +at[1] - 1;
+        d.column = +at[2];
+      }
+    } else if (typeof e === 'string') d.string = clip(e);
+    return stringify(d);
   };
 
   const functionText = FunctionProto.toString;

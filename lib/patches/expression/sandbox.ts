@@ -8,8 +8,11 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emsc
 import type { ExpressionError } from '../types.ts';
 import type { QuickJSInstance } from './instance.ts';
 import { Lru } from './lru.ts';
+import { dnsFailure, type Thrown, thrownMessage } from './messages.ts';
 import { PRELUDE_SOURCE, TAG } from './prelude.ts';
 import { wrapExpression, wrappedFunctionText } from './syntax.ts';
+
+const NO_NAMES: ReadonlySet<string> = new Set();
 
 /** Limits one sandbox enforces. */
 export interface SandboxLimits {
@@ -102,7 +105,8 @@ export class Sandbox {
         try {
           return vm.newString(send(host.dns(receive(vm.getString(h)))));
         } catch (err) {
-          this.#dnsError = err instanceof Error ? err.message : String(err);
+          // The naming rules' message quotes the name: only the reason goes in.
+          this.#dnsError = dnsFailure(err instanceof Error ? err.message : '');
           return vm.undefined;
         }
       }),
@@ -200,7 +204,8 @@ export class Sandbox {
   /**
    * Calls a compiled expression. `payload` is the value (kind 1: string, 2: JSON text);
    * `contextJson` the pruned context; `config` a cached frozen config copy to attach, and
-   * `configSignature` what identifies it (with the config object of the last {@link config}).
+   * `configSignature` what identifies it (with the config object of the last {@link config});
+   * `names` the source's names and literals, which an error message may quote.
    */
   call(
     fn: QuickJSHandle,
@@ -209,6 +214,7 @@ export class Sandbox {
     contextJson: string | undefined,
     config: QuickJSHandle | undefined,
     configSignature = '',
+    names: ReadonlySet<string> = NO_NAMES,
   ): CallOutcome {
     const vm = this.#vm;
     let payloadHandle: QuickJSHandle | undefined;
@@ -233,7 +239,7 @@ export class Sandbox {
         config ?? vm.undefined,
       );
       if (r.error) {
-        const error = this.#classify(r.error, 'run');
+        const error = this.#classify(r.error, 'run', names);
         r.error.dispose();
         return { ok: false, error, poisoned: false };
       }
@@ -347,15 +353,23 @@ export class Sandbox {
     this.#deadline = Number.POSITIVE_INFINITY;
   }
 
-  /** Turns a QuickJS exception into an ExpressionError. */
-  #classify(errorHandle: QuickJSHandle, phase: 'compile' | 'run'): ExpressionError {
+  /**
+   * Turns a QuickJS exception into an ExpressionError. `names` are the source's names and
+   * literals, which a runtime error's message may quote (see messages.ts).
+   */
+  #classify(
+    errorHandle: QuickJSHandle,
+    phase: 'compile' | 'run',
+    names: ReadonlySet<string> = NO_NAMES,
+  ): ExpressionError {
     if (this.#interrupted) {
       return {
         code: 'timeout',
         message: `expression timed out after ${this.#limits.timeoutMs} ms; make it cheaper (no unbounded loops or backtracking regular expressions)`,
       };
     }
-    const text = this.#describeError(errorHandle);
+    const thrown = this.#describeError(errorHandle);
+    const text = thrown.name === undefined ? thrown.type : `${thrown.name}: ${thrown.message}`;
     if (
       text === 'InternalError: out of memory' ||
       text === 'InternalError: string too long' ||
@@ -375,13 +389,14 @@ export class Sandbox {
         message: `expression exceeded the stack limit (${Math.round(this.#limits.stackBytes / 1024)} KiB); reduce recursion or nesting`,
       };
     }
-    if (phase === 'compile' && text.startsWith('SyntaxError')) {
+    if (phase === 'compile' && thrown.name === 'SyntaxError') {
+      // Only the source is compiled: the message is about the source, never about data.
       return { code: 'syntax', message: `expression did not compile: ${text}` };
     }
-    return { code: 'runtime', message: `expression threw: ${text}` };
+    return { code: 'runtime', message: thrownMessage(thrown, names) };
   }
 
-  #describeError(errorHandle: QuickJSHandle): string {
+  #describeError(errorHandle: QuickJSHandle): Thrown {
     const vm = this.#vm;
     // The description reads only data properties, but a Proxy trap could still loop: keep a
     // short deadline of its own.
@@ -391,11 +406,11 @@ export class Sandbox {
       const r = vm.callFunction(this.#describe, vm.undefined, errorHandle);
       if (r.error) {
         r.error.dispose();
-        return 'a value that could not be described';
+        return { type: 'value that could not be described' };
       }
       const s = vm.getString(r.value);
       r.value.dispose();
-      return s;
+      return JSON.parse(s) as Thrown;
     } finally {
       this.#interrupted = interrupted;
       this.#deadline = Number.POSITIVE_INFINITY;
@@ -457,17 +472,20 @@ function decode(out: string): CallOutcome {
 
 /** A failure of the host or of the WebAssembly machine itself (V8 stack, trap, abort). */
 function hostFailure(err: unknown): ExpressionError {
-  const msg = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  if (err instanceof RangeError && /call stack/i.test(err.message)) {
+  // Only the error's class is reported: a host error's message is not known to be free of data.
+  const name = err instanceof Error ? err.name : typeof err;
+  const text = err instanceof Error ? err.message : '';
+  if (err instanceof RangeError && /call stack/i.test(text)) {
     return {
       code: 'stack',
-      message: `expression exhausted the host stack (${msg}); the sandbox was rebuilt; reduce recursion or nesting`,
+      message:
+        'expression exhausted the host stack; the sandbox was rebuilt; reduce recursion or nesting',
     };
   }
-  if (/out of memory|OOM/i.test(msg)) {
-    return { code: 'memory', message: `the sandbox ran out of memory (${msg}); it was rebuilt` };
+  if (/out of memory|OOM/i.test(text)) {
+    return { code: 'memory', message: `the sandbox ran out of memory (${name}); it was rebuilt` };
   }
-  return { code: 'internal', message: `the expression sandbox failed (${msg}); it was rebuilt` };
+  return { code: 'internal', message: `the expression sandbox failed (${name}); it was rebuilt` };
 }
 
 function mib(bytes: number): string {

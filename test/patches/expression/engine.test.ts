@@ -82,7 +82,7 @@ describe.each([
     for (const [src, value, text] of [
       ['atob(value)', 'a', 'not correctly encoded'],
       ['atob(value)', 'aGVsbG8=!', 'not correctly encoded'],
-      ['btoa(value)', 'é€', 'outside of the Latin1 range at index 1'],
+      ['btoa(value)', 'é€', 'outside of the Latin1 range; encode text'],
       ['btoa()', '', '1 argument required'],
       ['btoa(Symbol())', '', 'TypeError'],
     ] as const) {
