@@ -99,3 +99,87 @@ export function prune(data: unknown, paths: readonly (readonly string[])[]): unk
   }
   return out;
 }
+
+/**
+ * An upper bound of `contextJson(context, plan).length`, found by walking only what that copy
+ * would hold and giving up (Infinity) once past `limit`. It lets the native path prove the
+ * sandbox would accept the input without building the copy; anything that is not plain JSON data
+ * (a `toJSON`, a class instance) also gives Infinity, and the exact check decides.
+ */
+export function contextSizeBound(
+  context: ExpressionContext,
+  plan: ContextPlan,
+  limit: number,
+): number {
+  const vc = context.virtualcluster;
+  const data = {
+    virtualcluster: { name: vc.name, namespace: vc.namespace },
+    hostObject: context.hostObject,
+    virtualObject: context.virtualObject,
+    path: context.path,
+  };
+  // `{"virtualcluster":{}}` when only the config is read.
+  const bound = plan.rest.length === 0 ? 2 : prunedBound(data, plan.rest, limit);
+  return bound + 24 > limit ? Number.POSITIVE_INFINITY : bound + 24;
+}
+
+/** Upper bound of the JSON length of `prune(data, paths)`, Infinity past `limit`. */
+function prunedBound(data: unknown, paths: readonly (readonly string[])[], limit: number): number {
+  if (paths.some((p) => p.length === 0)) return jsonBound(data, limit);
+  if (typeof data !== 'object' || data === null || Array.isArray(data) || !isPlain(data)) {
+    return jsonBound(data, limit);
+  }
+  const groups = new Map<string, (readonly string[])[]>();
+  for (const p of paths) {
+    const [head, ...tail] = p as [string, ...string[]];
+    const g = groups.get(head);
+    if (g === undefined) groups.set(head, [tail]);
+    else g.push(tail);
+  }
+  const obj = data as Record<string, unknown>;
+  let size = 2;
+  for (const [key, tails] of groups) {
+    if (!Object.hasOwn(obj, key) || obj[key] === undefined) return jsonBound(data, limit);
+    size += stringBound(key) + 2 + prunedBound(obj[key], tails, limit - size);
+    if (size > limit) return Number.POSITIVE_INFINITY;
+  }
+  return size;
+}
+
+/** Upper bound of `JSON.stringify(x).length`, Infinity past `limit` or for non-JSON objects. */
+export function jsonBound(x: unknown, limit: number): number {
+  let size = 0;
+  const stack: unknown[] = [x];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') size += stringBound(v);
+    else if (typeof v === 'number') size += 24;
+    else if (v === null || typeof v !== 'object') size += 5;
+    else if (!isPlain(v)) return Number.POSITIVE_INFINITY;
+    else if (Array.isArray(v)) {
+      size += 2 + v.length;
+      for (const e of v) stack.push(e);
+    } else {
+      for (const k of Object.keys(v)) {
+        size += stringBound(k) + 2;
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+      size += 2;
+    }
+    if (size > limit) return Number.POSITIVE_INFINITY;
+  }
+  return size;
+}
+
+/** A JSON string is at most 6 characters per code unit (`\uXXXX`) and two quotes. */
+function stringBound(s: string): number {
+  return 6 * s.length + 2;
+}
+
+/** Plain JSON data: arrays and objects with the usual prototypes and no `toJSON`. */
+function isPlain(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return true;
+  const proto = Object.getPrototypeOf(v);
+  if (Array.isArray(v)) return proto === Array.prototype && !('toJSON' in v);
+  return (proto === Object.prototype || proto === null) && !('toJSON' in v);
+}

@@ -9,7 +9,14 @@ import { NamingError, virtualToHostDNS } from '../../naming/index.ts';
 import type { EvalResult, Evaluator, ExpressionContext, ExpressionError } from '../types.ts';
 import { analyseExpression, type ExpressionUse } from './analysis.ts';
 import { atob, btoa } from './base64.ts';
-import { type ContextPlan, configJson, contextJson, planContext } from './context-data.ts';
+import {
+  type ContextPlan,
+  configJson,
+  contextJson,
+  contextSizeBound,
+  jsonBound,
+  planContext,
+} from './context-data.ts';
 import { loadQuickJS, type QuickJSLoader } from './instance.ts';
 import { Lru } from './lru.ts';
 import { sourceNames } from './messages.ts';
@@ -174,16 +181,20 @@ export class ExpressionEngine implements Evaluator {
         return this.#fail({ code: 'internal', message: 'the expression engine was disposed' });
       const entry = this.#entry(source);
       if (!entry.ok) return this.#fail(entry.error);
-      // The input cap is checked here, for both paths alike, on what the sandbox would get.
-      const input = this.#marshal(entry, value, context);
-      if ('error' in input) return this.#fail(input.error);
-      if (entry.native !== undefined && input.size <= this.#nativeLimits.maxStringLength) {
+      // The native path runs only on inputs provably far below the sandbox's input cap (a bound,
+      // cheaper than building the sandbox's copy); anything else meets the exact check below.
+      if (
+        entry.native !== undefined &&
+        this.#inputBound(entry, value, context) <= this.#nativeLimits.maxStringLength
+      ) {
         const r = entry.native(value, context, this.#nativeHelpers, this.#nativeLimits);
         if (r !== FALLBACK) {
           this.#stats.native++;
           return { ok: true, value: r, evaluator: 'native' };
         }
       }
+      const input = this.#marshal(entry, value, context);
+      if ('error' in input) return this.#fail(input.error);
       return this.#inSandbox(source, entry, input, context);
     } catch (err) {
       return this.#fail({
@@ -247,6 +258,25 @@ export class ExpressionEngine implements Evaluator {
       native: this.#options.nativeFastPath ? compileNative(parsed.node) : undefined,
       names: sourceNames(parsed.node),
     };
+  }
+
+  /** An upper bound of the size {@link #marshal} would find, in characters. */
+  #inputBound(
+    entry: Extract<Entry, { ok: true }>,
+    value: unknown,
+    context: ExpressionContext,
+  ): number {
+    const limit = this.#nativeLimits.maxStringLength;
+    let size = 0;
+    if (entry.use.value) {
+      if (typeof value === 'string') {
+        size = crossesBoundary(value) ? value.length : 6 * value.length + 2;
+      } else size = jsonBound(value, limit);
+    }
+    if (entry.plan !== undefined && size <= limit) {
+      size += contextSizeBound(context, entry.plan, limit - size);
+    }
+    return size;
   }
 
   /**

@@ -1,0 +1,44 @@
+/**
+ * contextSizeBound is what lets the native path skip building the sandbox's context copy: it
+ * must never be below the real size of that copy.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  contextJson,
+  contextSizeBound,
+  planContext,
+} from '../../../lib/patches/expression/context-data.ts';
+import type { ExpressionContext } from '../../../lib/patches/types.ts';
+
+const key = fc.constantFrom('metadata', 'labels', 'team', 'a', 'subsets', '0', 'x', '__proto__');
+const path = fc.array(key, { maxLength: 4 });
+const top = fc.constantFrom('virtualObject', 'hostObject', 'path', 'virtualcluster');
+
+describe('contextSizeBound', () => {
+  it('is at least the length of the copy the sandbox gets', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.array(fc.tuple(top, path), { minLength: 1, maxLength: 3 }),
+        fc.string(),
+        (virtualObject, hostObject, reads, p) => {
+          const context: ExpressionContext = {
+            virtualcluster: { name: 'vc', namespace: 'ns', config: {} },
+            virtualObject,
+            hostObject,
+            path: p,
+          };
+          const plan = planContext(reads.map(([t, rest]) => [t, ...rest]));
+          const exact = contextJson(context, plan).length;
+          expect(contextSizeBound(context, plan, 1e9)).toBeGreaterThanOrEqual(exact);
+          // Under a limit it either still bounds the size or gives up.
+          const limited = contextSizeBound(context, plan, exact);
+          expect(limited === Number.POSITIVE_INFINITY || limited >= exact).toBe(true);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
