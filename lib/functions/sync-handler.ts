@@ -193,6 +193,8 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
     failAll: (reason: string, reasonCode: string, retryable: boolean) => ItemResult[],
   ): Promise<ItemResult[]> => {
     if (event.items.length === 0) return [];
+    // A cold plan worker boots while the configuration and the host credentials are fetched.
+    planner.warm?.();
 
     // The tenant's configuration, as its registry entry names it (never as the event does).
     let source: ConfigSource;

@@ -3,6 +3,8 @@
  * configuration once, serialises concurrent plans, and a stopped or crashed worker costs the item
  * in flight alone (the CPU bound itself is attacked in test/security/cpu-bound.test.ts).
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../lib/config/index.ts';
@@ -22,6 +24,7 @@ import {
 } from '../../lib/patches/expression/index.ts';
 import type { PlanInput } from '../../lib/sync/index.ts';
 
+const run = promisify(execFile);
 const CRASHING_WORKER = new URL('./planner-crash-worker.ts', import.meta.url);
 
 function config(patches: string): SyncConfig {
@@ -325,6 +328,22 @@ describe('worker planner', () => {
     for (const out of await Promise.all(pending))
       expect(out.plan.reasonCode).toBe('planner-closed');
     expect((await worker.plan(input(BASIC, 'c'))).plan.reasonCode).toBe('planner-closed');
+  });
+
+  it('an idle worker does not keep the process alive (a Lambda-style process exits when done)', async () => {
+    const planners = new URL('../../lib/functions/planner/index.ts', import.meta.url).href;
+    const configs = new URL('../../lib/config/index.ts', import.meta.url).href;
+    const script = `
+      import { createWorkerPlanner } from ${JSON.stringify(planners)};
+      import { parseConfig } from ${JSON.stringify(configs)};
+      const config = parseConfig(${JSON.stringify(`sync:\n  toHost:\n    endpoints:\n      patches: []\n`)}, 'c.yaml').config;
+      const input = ${JSON.stringify({ ...input(BASIC, 'db'), config: undefined })};
+      const out = await createWorkerPlanner().plan({ ...input, config });
+      process.stdout.write(out.plan.status);`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      timeout: 20_000,
+    });
+    expect(stdout).toBe('write');
   });
 
   it('reports the time its expressions took', async () => {

@@ -17,6 +17,8 @@ export interface PlannedItem {
 /** Plans one object key at a time; never rejects (a failure is a `failed` plan). */
 export interface Planner {
   plan(input: PlanInput): Promise<PlannedItem>;
+  /** Gets ready for the first plan now (e.g. starts a thread), without waiting for it. */
+  warm?(): void;
   /** Releases what the planner holds (threads, engines); later plans fail. */
   close(): Promise<void>;
 }

@@ -98,14 +98,13 @@ interface WorkerSlot {
 
 /** A {@link Planner} with its counters. */
 export interface WorkerPlanner extends Planner {
+  /** Starts the worker now, so that the first plan does not wait for it to boot. */
+  warm(): void;
   stats(): WorkerPlannerStats;
 }
 
 /** Creates a worker planner. The worker starts on the first plan (or {@link warm}). */
-export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerPlanner & {
-  /** Starts the worker now, so that the first plan does not wait for it. */
-  warm(): void;
-} {
+export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerPlanner {
   const engine = options.engine ?? {};
   const evalLimitMs = engine.timeoutMs ?? ENGINE_TIMEOUT_MS;
   const limitMs = evalLimitMs + (options.graceMs ?? 100);
@@ -133,9 +132,8 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
     const worker = new Worker(url, {
       workerData: data,
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256 },
-      // The worker's output is not the function's log: nothing it prints may reach the logs.
-      stdout: true,
-      stderr: true,
+      // The worker needs no flags, and some of the parent's (`--input-type`, `-e`) stop it.
+      execArgv: [],
     });
     const made: WorkerSlot = {
       worker,
@@ -146,8 +144,7 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
       gone: false,
     };
     stats.workersStarted++;
-    worker.stdout.resume();
-    worker.stderr.resume();
+    // Idle, the worker does not keep the process alive (a plan in flight refs it).
     worker.unref();
     worker.on('message', (reply: PlanReply) => onReply(made, reply));
     worker.on('error', (err: Error & { code?: string }) => onGone(made, crashCause(err)));
