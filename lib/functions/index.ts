@@ -34,6 +34,15 @@ export {
   type TelemetryOptions,
   type TelemetryStats,
 } from './observability.ts';
+export {
+  createWorkerPlanner,
+  inProcessPlanner,
+  type PlannedItem,
+  type Planner,
+  type PlannerIncident,
+  type WorkerPlanner,
+  type WorkerPlannerOptions,
+} from './planner/index.ts';
 export { type FunctionSettings, settingsFromEnv } from './settings.ts';
 export {
   createSyncHandler,

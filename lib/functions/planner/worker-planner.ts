@@ -128,7 +128,8 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
   let closed = false;
 
   const start = (): WorkerSlot => {
-    const data: PlanWorkerData = { clock: new SharedArrayBuffer(12), engine };
+    const clock = new EvalClock();
+    const data: PlanWorkerData = { clock: clock.buffer, engine };
     const worker = new Worker(url, {
       workerData: data,
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256 },
@@ -137,7 +138,7 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
     });
     const made: WorkerSlot = {
       worker,
-      clock: new EvalClock(data.clock),
+      clock,
       ready: false,
       configs: new Set(),
       dropped: [],
@@ -220,6 +221,8 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
   const dispatch = () => {
     if (closed || inFlight || queue.length === 0) return idle();
     const target = current();
+    // Work is waiting: the worker keeps the process alive until it is done (idle() lets go).
+    target.worker.ref();
     if (!target.ready) return;
     const next = queue.shift()!;
     const { config, ...input } = next.input;
@@ -259,7 +262,6 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
     stats.plans++;
     if (request.config) stats.configsSent++;
     inFlight = { ...next, id: request.id, worker: target };
-    target.worker.ref();
     watchdog ??= setInterval(watch, tickMs);
   };
 
@@ -281,7 +283,8 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
     stats.timeouts++;
     const site = expressionSites(stopped.input.config)[running.site];
     const decided = performance.now();
-    void stopped.worker.worker.terminate().then(() => {
+    const gone = stopped.worker.worker.terminate().catch(() => undefined);
+    void gone.then(() => {
       options.onIncident?.({
         kind: 'timeout',
         ...(site ? { patch: `${site.configPath}.${site.field}` } : {}),
