@@ -107,11 +107,26 @@ export type PatchOutcome = {
     }
 );
 
+/**
+ * A field a patch set that its caller owns and put back after the run (the sync owns the host
+ * copy's identity, ownership and marker fields, and only labels and annotations flow back).
+ */
+export interface OverriddenField {
+  /** The field, in path syntax: `metadata.ownerReferences`, `kind`, `metadata.annotations["..."]`. */
+  path: string;
+  /** Indices of the applied patches whose matches cover the field. */
+  patches: number[];
+  /** Why the patch's value does not stand; never the value itself. */
+  reason: string;
+}
+
 /** The explain report of one pipeline run. */
 export interface PatchReport {
   direction: Direction;
   outcomes: PatchOutcome[];
   references: ResolvedReference[];
+  /** Fields the patches set that the caller overrode afterwards (absent: none). */
+  overridden?: OverriddenField[];
   /** True when any outcome failed: the object must then not be written. */
   failed: boolean;
 }

@@ -10,6 +10,7 @@ import type { Direction, Evaluator, PatchReport, ReferenceTranslator } from '../
 import type { SyncContext } from './context.ts';
 import { jsonEqual } from './json.ts';
 import { sameContent } from './plan-draft.ts';
+import { reportOverridden } from './protected-fields.ts';
 import {
   finishForHost,
   prepareForHost,
@@ -143,12 +144,15 @@ export function deferredCopyToHost(
   }
   const penv = pipelineEnv(env, currentHost, virtual);
   if (!metadataOnly(patches)) {
-    const run = applyPatches(prepareForHost(virtual, kind, ctx), patches, 'toHost', penv);
+    const prepared = prepareForHost(virtual, kind, ctx);
+    const run = applyPatches(prepared, patches, 'toHost', penv);
+    reportOverridden(run.report, prepared, run.object, ctx);
     return { head: finishForHost(run.object, virtual, kind, hostKey, ctx), report: run.report };
   }
   const prepared = prepareHeadForHost(virtual, kind);
   const run = applyPatches(skeletonOf(prepared), patches, 'toHost', penv);
   const patched = { ...prepared, metadata: run.object.metadata };
+  reportOverridden(run.report, prepared, patched, ctx);
   return {
     head: finishForHost(patched, virtual, kind, hostKey, ctx),
     report: run.report,
@@ -188,5 +192,6 @@ export function copyFromHost(
   const prepared = prepareFromHost(host, env.ctx);
   if (env.patches.length === 0) return { object: prepared };
   const run = runPipeline(prepared, env.patches, 'fromHost', pipelineEnv(env, host, virtual));
+  reportOverridden(run.report, prepared, run.object, env.ctx);
   return { object: run.object, report: run.report };
 }

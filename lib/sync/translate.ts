@@ -51,12 +51,15 @@ function stringMap(value: unknown): Record<string, string> {
   return out;
 }
 
-/** The apiVersion of `kind` (`v1` for the core kinds), preferring the object's own. */
+/**
+ * The apiVersion of `kind` (`v1` for the core kinds). A kind the project knows gets its own
+ * apiVersion whatever the object claims; only an unknown kind keeps the object's.
+ */
 function apiVersionFor(object: KubeObject, kind: string): string {
-  if (typeof object.apiVersion === 'string' && object.apiVersion !== '') return object.apiVersion;
   const row = resourceByKind(kind);
-  if (!row) return 'v1';
-  return row.group === '' ? row.version : `${row.group}/${row.version}`;
+  if (row) return row.group === '' ? row.version : `${row.group}/${row.version}`;
+  if (typeof object.apiVersion === 'string' && object.apiVersion !== '') return object.apiVersion;
+  return 'v1';
 }
 
 /**
@@ -155,7 +158,11 @@ export function sameHostSpec(
 /**
  * Second half of toHost, in place on the patched copy: reserved label keys renamed, marker keys
  * a patch or the virtual object carried removed, name and namespace set to `hostKey`, then the
- * markers of SEMANTICS 3.3 and the last-applied record added.
+ * markers of SEMANTICS 3.3 and the last-applied record added. Whatever the patches did, the
+ * copy's identity and ownership are the sync's: `apiVersion` and `kind` are the kind's, `status`
+ * is dropped, and metadata holds only name, namespace, labels and annotations (no uid,
+ * resourceVersion, ownerReferences, finalizers, managedFields, generation, timestamps,
+ * deletion fields, selfLink or generateName).
  */
 export function finishForHost(
   patched: KubeObject,
@@ -183,13 +190,10 @@ export function finishForHost(
   const labels: Record<string, string> = { ...applied.labels };
   labels[markers.managedBy] = identity.name;
   labels[markers.namespace] = virtualKey.namespace;
-  patched.metadata = {
-    ...patched.metadata,
-    name: hostKey.name,
-    namespace: hostKey.namespace,
-    labels,
-    annotations,
-  };
+  patched.metadata = { name: hostKey.name, namespace: hostKey.namespace, labels, annotations };
+  patched.apiVersion = apiVersionFor(virtual, kind);
+  patched.kind = kind;
+  delete patched['status'];
   return patched;
 }
 

@@ -84,6 +84,10 @@ export function formatReports(reports: readonly PatchReport[]): string {
         `  reference at ${ref.path}: ${ref.virtual.kind} ${ref.virtual.namespace}/${ref.virtual.name} <-> ${ref.host.namespace}/${ref.host.name}`,
       );
     }
+    for (const field of report.overridden ?? []) {
+      const by = field.patches.map((i) => `patches[${i}]`).join(', ') || 'a patch';
+      lines.push(`  overridden ${field.path} (set by ${by}): ${field.reason}`);
+    }
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
