@@ -204,7 +204,10 @@ async function readAndPlan(
   env: ItemSyncEnv,
   planOne: (input: PlanInput) => Promise<Plan>,
 ): Promise<Plan> {
-  const hostObject = await getOrNull(env.client, resource, hostKey);
+  // A namespace the plan will refuse (another tenant's or virtual namespace's) is not even read.
+  const hostObject = ownsHostNamespace(hostKey.namespace, env.identity, env.config)
+    ? await getOrNull(env.client, resource, hostKey)
+    : null;
   const hostRefs = new Map<string, KubeObject | null>();
   let plan: Plan | undefined;
   for (let i = 0; i < MAX_REFERENCE_READS; i++) {

@@ -7,6 +7,8 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SyncConfig } from '../../lib/config/types.ts';
+import { syncItem } from '../../lib/functions/index.ts';
+import type { KubeClient } from '../../lib/kube/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import {
@@ -162,6 +164,40 @@ describe('finding 9: one host namespace, two owners', () => {
     pair.put('host', 'endpoints', theirs);
     const plan = planSync(pair.input(multi(), 'x-c', 'db', who('a')), { evaluator });
     expect(plan).toMatchObject({ status: 'failed', reasonCode: 'conflict', hostWrites: [] });
+  });
+});
+
+describe('finding 9: the function does not read a refused namespace', () => {
+  it.each([
+    ['a namespace another virtual cluster owns by the default rule', 'a-x', 'c'],
+    ['a namespace Kubernetes cannot hold', 'vc', '__proto__'],
+  ])('%s is neither read nor written', async (_what, vcName, namespace) => {
+    const reads: string[] = [];
+    const writes: string[] = [];
+    const client = {
+      get: async (_type: unknown, name: string, opts: { namespace: string }) => {
+        reads.push(`${opts.namespace}/${name}`);
+        return null;
+      },
+      create: async () => writes.push('create'),
+      update: async () => writes.push('update'),
+      delete: async () => writes.push('delete'),
+    } as unknown as KubeClient;
+    const outcome = await syncItem(
+      {
+        id: '1',
+        direction: 'toHost',
+        resource: 'endpoints',
+        key: { namespace, name: 'db' },
+        virtualObject: endpoints('db', namespace),
+        service: manualService('db', namespace),
+      },
+      { client, evaluator, identity: who(vcName), config: multi() },
+    );
+    expect(outcome.result.status).toBe('failed');
+    expect(['namespace-denied', 'invalid-input']).toContain(outcome.result.reasonCode);
+    expect(reads).toEqual([]);
+    expect(writes).toEqual([]);
   });
 });
 
