@@ -48,3 +48,11 @@ export function virtualLabelKey(
   if (original !== undefined) return original;
   return t.reserved.has(hostKey) ? undefined : hostKey;
 }
+
+/**
+ * True when `key` is the renamed (host) form of a reserved label key. A virtual label with such
+ * a key would land on the same host key as the reserved label it imitates, so it is not copied.
+ */
+export function isRenamedLabelKey(key: string, vcName: string, domain: string): boolean {
+  return table(vcName, domain).fromHost.has(key);
+}

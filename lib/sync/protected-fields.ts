@@ -8,6 +8,7 @@ import { formatLocation, type Location, parsePath, pathToLocation } from '../pat
 import type { Direction, OverriddenField, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { getOwn, isPlainObject, jsonEqual } from './json.ts';
+import { isRenamedLabelKey } from './label-keys.ts';
 import { isMarkerAnnotation } from './markers.ts';
 
 /** The metadata fields a patch may change: everything else in metadata is the sync's. */
@@ -82,13 +83,20 @@ function findings(
   }
   if (toHost) {
     const labels = changedKeys(prepared.metadata.labels, patched.metadata.labels);
+    const { name, markerDomain } = ctx.identity;
     for (const key of labels) {
-      if (key !== ctx.markers.managedBy && key !== ctx.markers.namespace) continue;
-      out.push({
-        location: ['metadata', 'labels', key],
-        reason:
-          "the host label is the sync's own marker; the patch's value is kept under a renamed key (<domain>/label-<vc>-x-<digest>)",
-      });
+      if (key === ctx.markers.managedBy || key === ctx.markers.namespace) {
+        out.push({
+          location: ['metadata', 'labels', key],
+          reason:
+            "the host label is the sync's own marker; the patch's value is kept under a renamed key (<domain>/label-<vc>-x-<digest>)",
+        });
+      } else if (isRenamedLabelKey(key, name, markerDomain)) {
+        out.push({
+          location: ['metadata', 'labels', key],
+          reason: 'the key is the renamed host form of a reserved label key and is not copied',
+        });
+      }
     }
   }
   return out;

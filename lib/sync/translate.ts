@@ -15,7 +15,7 @@ import type { SyncContext } from './context.ts';
 import { copyEndpointsSubsets, sameEndpointsSubsets } from './endpoints.ts';
 import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn, stableStringify } from './json.ts';
 import { resourceByKind } from './kinds.ts';
-import { hostLabelKey, virtualLabelKey } from './label-keys.ts';
+import { hostLabelKey, isRenamedLabelKey, virtualLabelKey } from './label-keys.ts';
 import {
   IMPORT_CONTROLLER,
   isMarkerAnnotation,
@@ -211,6 +211,8 @@ export function appliedMetadataOf(
   const labels: Record<string, string> = {};
   for (const [key, value] of Object.entries(stringMap(object.metadata?.labels))) {
     if (fromVirtualKeys) {
+      // A virtual key that imitates a renamed reserved key would overwrite that key's value.
+      if (isRenamedLabelKey(key, identity.name, identity.markerDomain)) continue;
       setOwn(labels, hostLabelKey(key, identity.name, identity.markerDomain), value);
     } else if (virtualLabelKey(key, identity.name, identity.markerDomain) !== undefined) {
       setOwn(labels, key, value);

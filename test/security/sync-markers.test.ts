@@ -335,6 +335,28 @@ describe('markers a virtual object or a patch cannot set', () => {
     expect(copy.metadata.labels?.[`${DOMAIN}/managed-by`]).toBe('vc');
   });
 
+  it.each(['release', `${DOMAIN}/namespace`, `${DOMAIN}/managed-by`])(
+    'a virtual label named like the renamed %s key does not collide with it',
+    (reserved) => {
+      const renamed = translateLabelKey(reserved, 'vc', DOMAIN);
+      const pair = new ClusterPair();
+      pair.put(
+        'virtual',
+        'endpoints',
+        endpoints('db', 'default', { labels: { [reserved]: 'real', [renamed]: 'impostor' } }),
+      );
+      pair.put('virtual', 'services', manualService());
+      const cfg = config('');
+      pair.apply(planSync(pair.input(cfg, 'default', 'db', vc), { evaluator }));
+      const copy = pair.host.get(HOST)!;
+      expect(copy.metadata.labels?.[renamed]).toBe('real');
+      expect(Object.values(copy.metadata.labels ?? {})).not.toContain('impostor');
+      expect(planSync(pair.input(cfg, 'default', 'db', vc), { evaluator })).toMatchObject({
+        status: 'unchanged',
+      });
+    },
+  );
+
   it('a patch that writes the managed-by label leaves the host marker to the sync', () => {
     const yaml = `
 sync:

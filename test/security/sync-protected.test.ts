@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatReports } from '../../lib/cli/commands/render.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
+import { translateLabelKey } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator, PatchReport } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
@@ -126,6 +127,13 @@ describe('finding 12: an expression on the empty path', () => {
     ).plan();
     expect(written(plan).metadata.labels?.[`${DOMAIN}/managed-by`]).toBe('vc');
     expect(overridden(plan)).toEqual([`metadata.labels["${DOMAIN}/managed-by"]`]);
+  });
+
+  it('a patch that writes the renamed form of a reserved label key is reported', () => {
+    const renamed = translateLabelKey('release', 'vc', DOMAIN);
+    const plan = setup(patchConfig('metadata.labels', `({...value, "${renamed}": "x"})`)).plan();
+    expect(written(plan).metadata.labels?.[renamed]).toBeUndefined();
+    expect(overridden(plan)).toEqual([`metadata.labels["${renamed}"]`]);
   });
 
   it('an update of an existing copy drops what the patch set, too', () => {
