@@ -45,9 +45,11 @@ export function virtualToHostDNS(fqdn: string, opts: DnsTranslationOptions): str
   const absolute = fqdn.endsWith('.');
   const labels = (absolute ? fqdn.slice(0, -1) : fqdn).split('.');
   const [name, namespace, svc, ...domainLabels] = labels;
+  // The input is often object data (an annotation value): the message names the part at
+  // fault and the problem, never the value.
   const fail = (why: string): never => {
     throw new NamingError(
-      `virtualToHostDNS cannot translate ${JSON.stringify(fqdn)}: ${why}; expected ${VIRTUAL_SERVICE_DNS_FORM}, e.g. my-svc.default.svc`,
+      `virtualToHostDNS cannot translate its input: ${why}; expected ${VIRTUAL_SERVICE_DNS_FORM}, e.g. my-svc.default.svc`,
       fqdn,
     );
   };
@@ -55,14 +57,14 @@ export function virtualToHostDNS(fqdn: string, opts: DnsTranslationOptions): str
     return fail('it has fewer than three dot-separated parts');
   }
   if (!isDnsLabel(name))
-    return fail(`the service name ${JSON.stringify(name)} is not a DNS-1123 label`);
+    return fail('the service name (first part) is not a DNS-1123 label');
   if (!isDnsLabel(namespace)) {
-    return fail(`the namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
+    return fail('the namespace (second part) is not a DNS-1123 label');
   }
-  if (svc !== 'svc') return fail(`the third part is ${JSON.stringify(svc)}, not "svc"`);
+  if (svc !== 'svc') return fail('the third part is not "svc"');
   for (const label of domainLabels) {
     if (label.length > MAX_LABEL || !DOMAIN_LABEL.test(label)) {
-      return fail(`the cluster domain contains the invalid label ${JSON.stringify(label)}`);
+      return fail('the cluster domain (after "svc") has a label that is not a DNS label');
     }
   }
   const domain = domainLabels.length > 0 ? domainLabels.join('.') : opts.clusterDomain;
