@@ -8,16 +8,17 @@
  * assignment of `__proto__` would replace the object's prototype (and lose the key) instead.
  */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    target[key] = value;
-  }
+  if (key !== '__proto__') target[key] = value;
+  else defineOwn(target, key, value);
+}
+
+function defineOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**
@@ -64,7 +65,9 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   for (const key of Object.keys(ra)) {
     if (ra[key] === undefined) continue;
     count++;
-    if (!jsonEqual(ra[key], getOwn(rb, key))) return false;
+    // Only `__proto__` reads something JSON-like (Object.prototype) when `rb` lacks the key;
+    // other inherited members are functions, which equal no JSON value.
+    if (!jsonEqual(ra[key], key === '__proto__' ? getOwn(rb, key) : rb[key])) return false;
   }
   for (const key of Object.keys(rb)) if (rb[key] !== undefined) count--;
   return count === 0;

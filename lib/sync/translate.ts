@@ -56,10 +56,21 @@ function stringMap(value: unknown): Record<string, string> {
  * apiVersion whatever the object claims; only an unknown kind keeps the object's.
  */
 function apiVersionFor(object: KubeObject, kind: string): string {
-  const row = resourceByKind(kind);
-  if (row) return row.group === '' ? row.version : `${row.group}/${row.version}`;
+  const known = knownApiVersion(kind);
+  if (known !== undefined) return known;
   if (typeof object.apiVersion === 'string' && object.apiVersion !== '') return object.apiVersion;
   return 'v1';
+}
+
+/** apiVersion by kind, for the kinds the project knows (looked up on every translation). */
+const apiVersions = new Map<string, string | undefined>();
+
+function knownApiVersion(kind: string): string | undefined {
+  if (apiVersions.has(kind)) return apiVersions.get(kind);
+  const row = resourceByKind(kind);
+  const version = row && (row.group === '' ? row.version : `${row.group}/${row.version}`);
+  if (apiVersions.size < 64) apiVersions.set(kind, version);
+  return version;
 }
 
 /**
