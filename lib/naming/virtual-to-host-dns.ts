@@ -56,8 +56,7 @@ export function virtualToHostDNS(fqdn: string, opts: DnsTranslationOptions): str
   if (name === undefined || namespace === undefined || svc === undefined) {
     return fail('it has fewer than three dot-separated parts');
   }
-  if (!isDnsLabel(name))
-    return fail('the service name (first part) is not a DNS-1123 label');
+  if (!isDnsLabel(name)) return fail('the service name (first part) is not a DNS-1123 label');
   if (!isDnsLabel(namespace)) {
     return fail('the namespace (second part) is not a DNS-1123 label');
   }
