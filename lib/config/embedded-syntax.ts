@@ -16,7 +16,7 @@ export function checkExpression(ctx: ReadContext, entry: Entry, source: string):
   ctx.reporter.error(
     placeIn(ctx, entry, where),
     entry.configPath,
-    `${entry.configPath} is not a valid expression (line ${problem.line}, column ${problem.column} of the expression): ${problem.message}`,
+    `${entry.configPath} is not a valid expression (line ${problem.line}, column ${problem.column} of the expression): ${withoutNames(problem.message)}`,
   );
   return false;
 }
@@ -30,7 +30,7 @@ export function checkPath(ctx: ReadContext, entry: Entry, source: string): Path 
     ctx.reporter.error(
       placeIn(ctx, entry, err.column - 1),
       entry.configPath,
-      `${entry.configPath} ${JSON.stringify(source)} is not a valid path (column ${err.column}): ${err.reason}`,
+      `${entry.configPath} is not a valid path (column ${err.column}): ${err.reason}`,
     );
     return undefined;
   }
@@ -41,4 +41,26 @@ function placeIn(ctx: ReadContext, entry: Entry, valueOffset: number): number | 
   // An alias points elsewhere in the file; report where it is used.
   if (scalar === undefined || entry.place !== entry.value) return entry.place ?? entry.keyNode;
   return fileOffsetInScalar(ctx.text, scalar, valueOffset);
+}
+
+/** Words of the language a parser message may quote: they name no data. */
+const KEYWORDS = new Set(
+  (
+    'await break case catch class const continue debugger default delete do else enum export ' +
+    'extends false finally for function if import in instanceof let new null return static super ' +
+    'switch this throw true try typeof var void while with yield async of get set arguments eval'
+  ).split(' '),
+);
+
+/**
+ * A parser message with the names it quotes withheld (`Identifier 'apiToken' has already been
+ * declared`): an expression may hold a secret, and the message goes into reasons and logs. A
+ * quoted single character or keyword is kept, it says what went wrong without revealing data.
+ */
+export function withoutNames(message: string): string {
+  return message
+    .replace(/^(.*Invalid regular expression): \/.*\/: /s, '$1: ')
+    .replace(/'([^']*)'/g, (quoted, inner: string) =>
+      inner.length <= 1 || KEYWORDS.has(inner) ? quoted : 'a name',
+    );
 }

@@ -3,34 +3,23 @@
  * every rule of SEMANTICS 2 checked, every finding collected, defaults merged. Pure and
  * synchronous, so the CLI, the functions and the tests all get the same answer.
  */
-import {
-  type Document,
-  isMap,
-  isScalar,
-  LineCounter,
-  parseDocument,
-  visit,
-  type YAMLError,
-} from 'yaml';
-import { checkAliases } from './aliases.ts';
+import { LineCounter, isMap, parseDocument } from 'yaml';
 import { mergeDefaults } from './defaults.ts';
 import { type Diagnostic, hasErrors } from './diagnostic.ts';
+import { MAX_DIAGNOSTICS } from './limits.ts';
 import { Reporter } from './reporter.ts';
 import { readOwnedSections } from './sections.ts';
 import type { SyncConfig } from './types.ts';
+import { yamlErrorMessage } from './yaml-messages.ts';
 import { describe, isNullNode, type ReadContext } from './yaml-nodes.ts';
+import { scanYaml, tooDeepMessage } from './yaml-scan.ts';
+import { checkTree } from './yaml-tree.ts';
 
 /** What loading a configuration gives: the config only when there is no error. */
 export interface ConfigResult {
   config?: SyncConfig;
   diagnostics: Diagnostic[];
 }
-
-/**
- * Aliases may expand a small file into a huge value ("billion laughs"); past this many alias
- * expansions the file is refused.
- */
-const MAX_ALIAS_COUNT = 1000;
 
 /**
  * Parses and validates configuration `text` read from `file` (used in diagnostics and as
@@ -43,13 +32,16 @@ export function parseConfig(text: string, file: string): ConfigResult {
   try {
     return parse(text, file, lineCounter, reporter);
   } catch (err) {
-    // The YAML library guards its own recursion, but a parser bug must not crash a sync.
+    // A bug or a stack overflow in a parser must not crash a sync. The error's own message may
+    // quote the file, so only its kind is reported.
     reporter.error(
       0,
       '',
-      `the configuration could not be read: ${(err as Error)?.message ?? String(err)}`,
+      err instanceof RangeError
+        ? tooDeepMessage()
+        : `the configuration could not be read (${err instanceof Error ? err.name : 'unknown error'}); check that it is a YAML file`,
     );
-    return { diagnostics: sorted(reporter) };
+    return { diagnostics: finished(reporter) };
   }
 }
 
@@ -59,21 +51,30 @@ function parse(
   lineCounter: LineCounter,
   reporter: Reporter,
 ): ConfigResult {
+  const refused = scanYaml(text);
+  if (refused !== undefined) {
+    countLines(text, refused.offset, lineCounter);
+    reporter.error(refused.offset, '', refused.message);
+    return { diagnostics: finished(reporter) };
+  }
   const doc = parseDocument(text, {
     lineCounter,
-    uniqueKeys: true,
+    // Duplicate keys are found by checkTree in one pass; the library's check is quadratic.
+    uniqueKeys: false,
     prettyErrors: false,
     keepSourceTokens: false,
+    // The library would print a warning quoting a key to the process's stderr (the logs).
+    logLevel: 'error',
   });
-  for (const warning of doc.warnings)
-    reporter.warning(warning.pos[0], '', yamlMessage(warning, doc));
-  for (const error of doc.errors) reporter.error(error.pos[0], '', yamlMessage(error, doc));
-  // After a syntax error the tree is a guess; checking it would only add noise. Duplicate keys
-  // leave a sound tree, so the rules still run and every error is reported at once.
-  if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return { diagnostics: sorted(reporter) };
+  for (const warning of doc.warnings) reporter.warning(warning.pos[0], '', yamlErrorMessage(warning));
+  for (const error of doc.errors) reporter.error(error.pos[0], '', yamlErrorMessage(error));
+  // After a syntax error the tree is a guess; checking it would only add noise.
+  if (doc.errors.length > 0) return { diagnostics: finished(reporter) };
 
-  if (!checkAliases(doc, reporter)) return { diagnostics: sorted(reporter) };
-  const ctx: ReadContext = { doc, text, reporter };
+  const facts = checkTree(doc, reporter);
+  if (facts === undefined) return { diagnostics: finished(reporter) };
+  // Duplicate keys leave a sound tree, so the rules still run and every error is reported at once.
+  const ctx: ReadContext = { doc, text, reporter, aliases: facts.aliases, patchCount: 0 };
   const root = isNullNode(doc.contents) ? null : doc.contents;
   if (root !== null && !isMap(root)) {
     reporter.error(
@@ -81,61 +82,61 @@ function parse(
       '',
       `the configuration must be a YAML mapping (key: value lines) at the top level, got ${describe(root)}; start with e.g. "sync:"`,
     );
-    return { diagnostics: sorted(reporter) };
+    return { diagnostics: finished(reporter) };
   }
   if (root === null) {
     reporter.warning(0, '', 'the configuration file is empty; every setting has its default');
   }
   const owned = readOwnedSections(ctx, root);
+  if (hasErrors(reporter.diagnostics)) return { diagnostics: finished(reporter) };
 
   let raw: Record<string, unknown> = {};
   if (root !== null) {
     try {
-      raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as Record<string, unknown>;
+      // Aliases were counted and their expansion bounded by checkTree; the library's own alias
+      // limit would search the whole document once per alias.
+      raw = doc.toJS({ maxAliasCount: -1 }) as Record<string, unknown>;
     } catch (err) {
-      reporter.error(0, '', `the configuration could not be expanded: ${(err as Error).message}`);
+      reporter.error(
+        0,
+        '',
+        `the configuration could not be turned into data (${err instanceof Error ? err.name : 'unknown error'}); simplify its keys and tags`,
+      );
+      return { diagnostics: finished(reporter) };
     }
   }
-  if (hasErrors(reporter.diagnostics)) return { diagnostics: sorted(reporter) };
   return {
     config: { raw: mergeDefaults(raw), ...owned, source: file },
-    diagnostics: sorted(reporter),
+    diagnostics: finished(reporter),
   };
 }
 
-/** Diagnostics in file order (stable: same-place findings keep the order they were found in). */
-function sorted(reporter: Reporter): Diagnostic[] {
-  return reporter.diagnostics.sort((a, b) => a.line - b.line || a.column - b.column);
+/** Tells `lineCounter` where the lines of `text` up to `end` start (parsing did not run). */
+function countLines(text: string, end: number, lineCounter: LineCounter): void {
+  for (let at = text.indexOf('\n'); at >= 0 && at < end; at = text.indexOf('\n', at + 1)) {
+    lineCounter.addNewLine(at + 1);
+  }
 }
 
 /**
- * The YAML library's message, in this project's words where the library's would puzzle a user,
- * and without the library's own position suffix (the diagnostic has one).
+ * Diagnostics in file order (stable: same-place findings keep the order they were found in),
+ * at most {@link MAX_DIAGNOSTICS}: a hostile file can hold a hundred thousand mistakes, and every
+ * diagnostic travels into reasons and logs. The rest are counted in a last one.
  */
-function yamlMessage(error: YAMLError, doc: Document.Parsed): string {
-  if (error.code === 'DUPLICATE_KEY') {
-    const key = keyAt(doc, error.pos[0]);
-    const name = key === undefined ? '' : ` ${JSON.stringify(key)}`;
-    return `duplicate key${name}: a key may appear only once in a mapping; remove one or merge them`;
-  }
-  if (error.code === 'MULTIPLE_DOCS') {
-    return 'the file holds more than one YAML document (a "---" line between them); a configuration is one document, merge them';
-  }
-  const first = error.message.split('\n')[0] ?? error.message;
-  return `YAML syntax: ${first.replace(/ at line \d+, column \d+:?$/, '')}`;
-}
-
-/** The text of the mapping key that starts at `offset`, if one does. */
-function keyAt(doc: Document.Parsed, offset: number): string | undefined {
-  let found: string | undefined;
-  visit(doc, {
-    Pair(_key, pair) {
-      if (isScalar(pair.key) && pair.key.range?.[0] === offset) {
-        found = String(pair.key.value);
-        return visit.BREAK;
-      }
-      return undefined;
-    },
+function finished(reporter: Reporter): Diagnostic[] {
+  const all = reporter.diagnostics.sort((a, b) => a.line - b.line || a.column - b.column);
+  if (all.length <= MAX_DIAGNOSTICS) return all;
+  const kept = all.slice(0, MAX_DIAGNOSTICS);
+  const rest = all.slice(MAX_DIAGNOSTICS);
+  const errors = rest.filter((d) => d.severity === 'error').length;
+  const last = rest[0]!;
+  kept.push({
+    severity: errors > 0 ? 'error' : 'warning',
+    message: `${rest.length} more problems (${errors} errors) are not shown; fix the ones above first`,
+    configPath: '',
+    file: last.file,
+    line: last.line,
+    column: last.column,
   });
-  return found;
+  return kept;
 }

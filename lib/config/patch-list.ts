@@ -3,10 +3,11 @@
  * patches of one path acting in the same direction (rule 3), and a warning for a patch whose
  * other direction is missing (rule 8).
  */
-import { isSeq } from 'yaml';
+import { isSeq, type Node } from 'yaml';
 import { formatPath } from '../patches/path.ts';
 import type { Direction } from '../patches/types.ts';
 import { indexPath } from './config-path.ts';
+import { MAX_PATCHES } from './limits.ts';
 import { type ReadPatch, readPatch } from './patch.ts';
 import type { Patch } from './types.ts';
 import { describe, type Entry, isNullNode, type ReadContext, resolve } from './yaml-nodes.ts';
@@ -20,6 +21,17 @@ export function readPatchList(ctx: ReadContext, entry: Entry): Patch[] {
       entry.place ?? entry.keyNode,
       listPath,
       `${listPath} must be a list of patches (each "- path: ..."), got ${describe(entry.value)}`,
+    );
+    return [];
+  }
+  const room = MAX_PATCHES - ctx.patchCount;
+  ctx.patchCount += entry.value.items.length;
+  if (entry.value.items.length > room) {
+    const first = Math.max(0, room);
+    ctx.reporter.error(
+      entry.value.items[first] as Node,
+      indexPath(listPath, first),
+      `the configuration has more than ${MAX_PATCHES} patches (in all lists together); ${listPath} is not read, use fewer patches`,
     );
     return [];
   }
@@ -46,25 +58,26 @@ function checkDuplicates(
   read: (ReadPatch | undefined)[],
   listPath: string,
 ): void {
-  // Earlier patches by canonical path: a long list of distinct paths stays linear.
-  const byPath = new Map<string, number[]>();
+  // The first patch of each canonical path acting in each direction: one pass, however many
+  // patches share a path.
+  const firstActing = new Map<string, Partial<Record<Direction, number>>>();
   for (let j = 0; j < read.length; j++) {
     const later = read[j];
     const key = later && pathKey(later);
     if (later === undefined || key === undefined) continue;
-    const earlierIndices = byPath.get(key) ?? [];
-    byPath.set(key, [...earlierIndices, j]);
-    for (const i of earlierIndices) {
-      const earlier = read[i]!;
-      const shared = later.directions.filter((d) => earlier.directions.includes(d));
-      if (shared.length === 0) continue;
-      ctx.reporter.error(
-        later.pathPlace,
-        later.patch.configPath,
-        `${listPath}[${i}] and ${listPath}[${j}] both patch path ${JSON.stringify(key)} in the ${shared.join(' and ')} direction${shared.length > 1 ? 's' : ''}; merge them into one patch (two items may share a path only when one has only expression and the other only reverseExpression)`,
-      );
-      break;
-    }
+    const first = firstActing.get(key) ?? {};
+    firstActing.set(key, first);
+    const clashes = later.directions.filter((d) => first[d] !== undefined);
+    for (const d of later.directions) first[d] ??= j;
+    if (clashes.length === 0) continue;
+    // Report against the earliest patch it clashes with, naming every shared direction.
+    const i = Math.min(...clashes.map((d) => first[d]!));
+    const shared = later.directions.filter((d) => read[i]!.directions.includes(d));
+    ctx.reporter.error(
+      later.pathPlace,
+      later.patch.configPath,
+      `${listPath}[${i}] and ${listPath}[${j}] both patch the same path in the ${shared.join(' and ')} direction${shared.length > 1 ? 's' : ''}; merge them into one patch (two items may share a path only when one has only expression and the other only reverseExpression)`,
+    );
   }
 }
 

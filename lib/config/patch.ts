@@ -77,7 +77,7 @@ export function readPatch(
   } else {
     path = readString(ctx, pathEntry, 'metadata.annotations[*]');
     if (path !== undefined) parsedPath = checkPath(ctx, pathEntry, path);
-    if (parsedPath !== undefined) checkIdentityNotPatched(ctx, pathEntry, path!, parsedPath);
+    if (parsedPath !== undefined) checkIdentityNotPatched(ctx, pathEntry, parsedPath);
   }
 
   const expressionEntry = known.get('expression');
@@ -130,7 +130,7 @@ function readExpression(ctx: ReadContext, entry: Entry | undefined): string | un
  * Rule 4: a path that can select `metadata.name` or `metadata.namespace` (also through a
  * wildcard, e.g. `metadata[*]`) would rename or move the object, which the sync owns.
  */
-function checkIdentityNotPatched(ctx: ReadContext, entry: Entry, source: string, path: Path): void {
+function checkIdentityNotPatched(ctx: ReadContext, entry: Entry, path: Path): void {
   if (path.length !== 2) return;
   const [first, second] = path as [Path[number], Path[number]];
   const firstMatches =
@@ -146,7 +146,7 @@ function checkIdentityNotPatched(ctx: ReadContext, entry: Entry, source: string,
   ctx.reporter.error(
     entry.place,
     entry.configPath,
-    `${entry.configPath} ${JSON.stringify(source)} would patch ${targets.join(' and ')}: the sync sets the name and namespace of every object and patches may not change them; patch another field (names inside references are rewritten by reference patches)`,
+    `${entry.configPath} would patch ${targets.join(' and ')}: the sync sets the name and namespace of every object and patches may not change them; patch another field (names inside references are rewritten by reference patches)`,
   );
 }
 
@@ -254,7 +254,7 @@ function warnAboutKind(
       ctx.reporter.warning(
         entry.place,
         entry.configPath,
-        `${entry.configPath} ${JSON.stringify(kind)} is not a kind endpoint-sync syncs (kinds are case-sensitive); did you mean "${near}"?`,
+        `${entry.configPath} is not a kind endpoint-sync syncs (kinds are case-sensitive); did you mean "${near}"?`,
       );
     }
     return;
@@ -264,7 +264,7 @@ function warnAboutKind(
     ctx.reporter.warning(
       versionEntry.place,
       versionEntry.configPath,
-      `${versionEntry.configPath} is ${JSON.stringify(apiVersion)}, but ${kind} has apiVersion v1; the referenced object will not be found, write apiVersion: v1`,
+      `${versionEntry.configPath} is not v1, but ${kind} has apiVersion v1; the referenced object will not be found, write apiVersion: v1`,
     );
   }
 }

@@ -220,6 +220,7 @@ function readNamespaces(ctx: ReadContext, entry: Entry, into: NamespaceSyncConfi
   const byNameMap = byName && readMapping(ctx, byName, 'virtual namespace: host namespace');
   if (byNameMap === undefined) return;
 
+  /** Host namespace -> config path of the first virtual namespace mapped to it. */
   const hostToVirtual = new Map<string, string>();
   for (const pair of entries(ctx, byNameMap, byName!.configPath)) {
     const validKey = checkNamespaceName(ctx, pair, pair.key, pair.keyNode, 'virtual namespace');
@@ -231,11 +232,11 @@ function readNamespaces(ctx: ReadContext, entry: Entry, into: NamespaceSyncConfi
       ctx.reporter.error(
         pair.place,
         pair.configPath,
-        `${pair.configPath}: virtual namespaces ${JSON.stringify(other)} and ${JSON.stringify(pair.key)} both map to host namespace ${JSON.stringify(host)}; their objects would collide, give each its own host namespace`,
+        `${pair.configPath} maps to the same host namespace as ${other}; their objects would collide, give each virtual namespace its own host namespace`,
       );
       continue;
     }
-    hostToVirtual.set(host, pair.key);
+    hostToVirtual.set(host, pair.configPath);
     into.mappings[pair.key] = host;
   }
   if (!into.enabled && hostToVirtual.size > 0) {
@@ -260,7 +261,7 @@ function checkNamespaceName(
   ctx.reporter.error(
     place ?? entry.keyNode,
     entry.configPath,
-    `${entry.configPath}: ${what} ${JSON.stringify(name)} is not a valid namespace name; use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`,
+    `${entry.configPath}: the ${what} is not a valid namespace name (${dnsLabelProblem(name)}); use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`,
   );
   return false;
 }
@@ -273,7 +274,26 @@ function readClusterDomain(ctx: ReadContext, entry: Entry): string | undefined {
   ctx.reporter.error(
     entry.place,
     entry.configPath,
-    `${entry.configPath} ${JSON.stringify(value)} is not a DNS subdomain; use lowercase letters, digits, "-" and "." (at most 253 characters, labels of at most 63 starting and ending with a letter or digit), e.g. cluster.local`,
+    `${entry.configPath} is not a DNS subdomain (${subdomainProblem(value)}); use lowercase letters, digits, "-" and "." (at most 253 characters, labels of at most 63 starting and ending with a letter or digit), e.g. cluster.local`,
   );
   return undefined;
+}
+
+/** What is wrong with a would-be DNS label, without repeating it. */
+function dnsLabelProblem(name: string): string {
+  if (name === '') return 'it is empty';
+  if (name.length > 63) return `it has ${name.length} characters`;
+  if (/[A-Z]/.test(name)) return 'it has an uppercase letter';
+  if (!/^[a-z0-9]/.test(name) || !/[a-z0-9]$/.test(name)) {
+    return 'it starts or ends with a character other than a letter or digit';
+  }
+  return 'it has a character other than a lowercase letter, digit or "-"';
+}
+
+/** What is wrong with a would-be DNS subdomain, without repeating it. */
+function subdomainProblem(value: string): string {
+  if (value.length > 253) return `it has ${value.length} characters`;
+  const labels = value.split('.');
+  const bad = labels.findIndex((l) => !(l.length <= 63 && DNS_LABEL.test(l)));
+  return `label ${bad + 1}: ${dnsLabelProblem(labels[bad] ?? '')}`;
 }

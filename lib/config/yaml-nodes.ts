@@ -4,6 +4,7 @@
  * returns `undefined`, letting validation go on and collect every error.
  */
 import {
+  type Alias,
   type Document,
   isAlias,
   isMap,
@@ -16,12 +17,17 @@ import {
 import { childPath } from './config-path.ts';
 import type { Reporter } from './reporter.ts';
 import { didYouMean } from './suggest.ts';
+import { shortName } from './yaml-tree.ts';
 
-/** What the readers need: the document (for aliases), the source text and the reporter. */
+/** What the readers need: the document, the source text, the reporter and what aliases name. */
 export interface ReadContext {
   doc: Document.Parsed;
   text: string;
   reporter: Reporter;
+  /** The node each alias names, resolved once for the whole file (see yaml-tree.ts). */
+  aliases: ReadonlyMap<Alias, Node>;
+  /** Patches read so far, in all lists (bounded by `MAX_PATCHES`). */
+  patchCount: number;
 }
 
 /** One key of a mapping with the nodes it came from. */
@@ -37,10 +43,7 @@ export interface Entry {
 
 /** `node` with an alias (`*name`) replaced by the node it points to. */
 export function resolve(ctx: ReadContext, node: unknown): Node | null {
-  if (isAlias(node)) {
-    const target = node.resolve(ctx.doc);
-    return (target as Node | undefined) ?? null;
-  }
+  if (isAlias(node)) return ctx.aliases.get(node) ?? null;
   return (node as Node | null | undefined) ?? null;
 }
 
@@ -49,7 +52,11 @@ export function isNullNode(node: Node | null): boolean {
   return node === null || (isScalar(node) && node.value === null);
 }
 
-/** Describes a node for a type error: `a list`, `the string "yes"`, `the number 5`, `null`. */
+/**
+ * Describes a node for a type error by its kind only (`a list`, `a string`, `the number`...),
+ * never its value: diagnostics travel into reasons, logs and Events, and the file may hold data
+ * that must not (or may not be a configuration at all).
+ */
 export function describe(node: Node | null): string {
   if (node === null) return 'nothing';
   if (isMap(node)) return 'a mapping';
@@ -57,16 +64,12 @@ export function describe(node: Node | null): string {
   if (isScalar(node)) {
     const v = node.value;
     if (v === null) return 'null';
-    if (typeof v === 'string') return `the string ${JSON.stringify(abbreviate(v))}`;
-    if (typeof v === 'number' || typeof v === 'bigint') return `the number ${String(v)}`;
+    if (typeof v === 'string') return 'a string';
+    if (typeof v === 'number' || typeof v === 'bigint') return 'a number';
     if (typeof v === 'boolean') return `the boolean ${v}`;
     return `a ${typeof v} value`;
   }
   return 'an unsupported YAML node';
-}
-
-function abbreviate(s: string): string {
-  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
 }
 
 /**
@@ -122,7 +125,7 @@ export function knownEntries(
     ctx.reporter.error(
       entry.keyNode,
       entry.configPath,
-      `unknown key ${JSON.stringify(entry.key)} in ${where}${hint}; allowed keys: ${allowed.join(', ')}`,
+      `unknown key ${JSON.stringify(shortName(entry.key))} in ${where}${hint}; allowed keys: ${allowed.join(', ')}`,
     );
   }
   return known;
@@ -150,8 +153,9 @@ export function readBoolean(ctx: ReadContext, entry: Entry): boolean | undefined
   if (isScalar(node) && typeof node.value === 'string') {
     const word = node.value.toLowerCase();
     if (YAML_1_1_BOOLEANS.has(word)) {
+      // The word is one of six known ones, so naming it (in lowercase) reveals nothing.
       const meant = ['yes', 'on', 'y'].includes(word) ? 'true' : 'false';
-      hint = `; YAML 1.2 reads ${node.value} as a string, write ${meant}`;
+      hint = `; YAML 1.2 reads ${word} as a string, write ${meant}`;
     } else if (word === 'true' || word === 'false') {
       hint = `; remove the quotes`;
     }

@@ -56,7 +56,7 @@ describe('config.schema.json', () => {
     if (issues.length === 0 && loaded.config === undefined) {
       for (const d of loaded.diagnostics.filter((x) => x.severity === 'error')) {
         expect(d.message, name).toMatch(
-          /valid expression|valid path|would patch metadata|both patch path|namePath|both map to host namespace|not a valid namespace name/,
+          /valid expression|valid path|would patch metadata|both patch the same path|namePath|same host namespace|not a valid namespace name/,
         );
       }
     }
