@@ -3,7 +3,7 @@
  * every rule of SEMANTICS 2 checked, every finding collected, defaults merged. Pure and
  * synchronous, so the CLI, the functions and the tests all get the same answer.
  */
-import { LineCounter, isMap, parseDocument } from 'yaml';
+import { isMap, LineCounter, parseDocument } from 'yaml';
 import { mergeDefaults } from './defaults.ts';
 import { type Diagnostic, hasErrors } from './diagnostic.ts';
 import { MAX_DIAGNOSTICS } from './limits.ts';
@@ -66,7 +66,8 @@ function parse(
     // The library would print a warning quoting a key to the process's stderr (the logs).
     logLevel: 'error',
   });
-  for (const warning of doc.warnings) reporter.warning(warning.pos[0], '', yamlErrorMessage(warning));
+  for (const warning of doc.warnings)
+    reporter.warning(warning.pos[0], '', yamlErrorMessage(warning));
   for (const error of doc.errors) reporter.error(error.pos[0], '', yamlErrorMessage(error));
   // After a syntax error the tree is a guess; checking it would only add noise.
   if (doc.errors.length > 0) return { diagnostics: finished(reporter) };

@@ -95,11 +95,11 @@ const BY_CODE: Record<string, string> = {
   BAD_ALIAS: 'an anchor or alias name is empty or ends in ":"',
   BAD_COLLECTION_TYPE: 'a tag does not fit the kind of value it is on',
   BAD_DIRECTIVE: 'a %YAML or %TAG directive is malformed',
-  BAD_DQ_ESCAPE: 'a double-quoted string has an invalid escape sequence (write a backslash as \\\\)',
+  BAD_DQ_ESCAPE:
+    'a double-quoted string has an invalid escape sequence (write a backslash as \\\\)',
   BAD_INDENT: 'the indentation is wrong',
   BAD_PROP_ORDER: 'an anchor or tag is in the wrong place',
-  BAD_SCALAR_START:
-    'a plain value starts with a character YAML reserves (@ or `); quote the value',
+  BAD_SCALAR_START: 'a plain value starts with a character YAML reserves (@ or `); quote the value',
   BLOCK_AS_IMPLICIT_KEY: 'a mapping or list is used as a key',
   BLOCK_IN_FLOW: 'a block value is inside [ ] or { }',
   IMPOSSIBLE: 'the YAML could not be read',

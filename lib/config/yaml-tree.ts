@@ -20,13 +20,7 @@ import {
   isScalar,
   type Node,
 } from 'yaml';
-import {
-  formatBytes,
-  MAX_ALIASES,
-  MAX_ANCHORS,
-  MAX_DEPTH,
-  MAX_EXPANDED_SIZE,
-} from './limits.ts';
+import { formatBytes, MAX_ALIASES, MAX_ANCHORS, MAX_DEPTH, MAX_EXPANDED_SIZE } from './limits.ts';
 import type { Reporter } from './reporter.ts';
 import { tooDeepMessage } from './yaml-scan.ts';
 

@@ -130,7 +130,11 @@ describe('parseConfig: defaults and the whole file', () => {
     }
     const result = parse(`${bomb.join('\n')}\n`);
     expect(result.config).toBeUndefined();
-    expect(result.diagnostics.some((d) => /aliases \(\*name\) expand it to more than 2 MiB/.test(d.message))).toBe(true);
+    expect(
+      result.diagnostics.some((d) =>
+        /aliases \(\*name\) expand it to more than 2 MiB/.test(d.message),
+      ),
+    ).toBe(true);
   });
 
   it('sorts diagnostics in file order and collects all of them', () => {
