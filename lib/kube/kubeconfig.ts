@@ -62,6 +62,36 @@ function checkUsable(kc: KubeConfig, source: string, options: KubeConfigOptions)
   return kc;
 }
 
+/** A structural complaint of client-node's loader: it names a place by index, never a value. */
+const MISSING_FIELD = /^(clusters|users|contexts)\[\d+\](\.[a-z]+)* is missing$/;
+
+/** A YAML parser's reason when it is plain words (`bad indentation of a mapping entry`). */
+const PLAIN_REASON = /^[a-z ,-]{1,80}$/i;
+
+/**
+ * Why a kubeconfig could not be loaded, without any of its text: the YAML parser's message
+ * carries a code frame of the lines around the mistake, and those lines hold tokens, keys and
+ * passwords that must not reach reasons, logs or Events. Its position and plain reason are
+ * enough to find the mistake.
+ */
+export function parseFailure(cause: unknown): string {
+  const err = cause as {
+    message?: unknown;
+    reason?: unknown;
+    mark?: { line?: unknown; column?: unknown };
+    code?: unknown;
+  };
+  if (typeof err?.code === 'string' && /^E[A-Z]+$/.test(err.code))
+    return `the file system said ${err.code}`;
+  if (typeof err?.message === 'string' && MISSING_FIELD.test(err.message)) return err.message;
+  if (typeof err?.mark?.line === 'number' && typeof err.mark.column === 'number') {
+    const reason =
+      typeof err.reason === 'string' && PLAIN_REASON.test(err.reason) ? `: ${err.reason}` : '';
+    return `not valid YAML at line ${err.mark.line + 1}, column ${err.mark.column + 1}${reason}`;
+  }
+  return `${cause instanceof Error ? cause.name : 'an error'} while reading it (its text is not shown, it holds credentials)`;
+}
+
 /** Parses a kubeconfig document (YAML or JSON). `source` names it in error messages. */
 export function kubeConfigFromString(
   yaml: string,
@@ -74,7 +104,7 @@ export function kubeConfigFromString(
   } catch (cause) {
     throw new KubeConfigError(
       source,
-      `cannot parse: ${(cause as Error).message}. Provide a kubeconfig document (apiVersion: v1, kind: Config).`,
+      `cannot parse: ${parseFailure(cause)}. Provide a kubeconfig document (apiVersion: v1, kind: Config).`,
       { cause },
     );
   }
@@ -91,7 +121,7 @@ export function kubeConfigFromFile(path: string, options: KubeConfigOptions = {}
     const what =
       code === 'ENOENT'
         ? 'the file does not exist. Check the path.'
-        : `cannot read or parse it: ${(cause as Error).message}.`;
+        : `cannot read or parse it: ${parseFailure(cause)}.`;
     throw new KubeConfigError(path, what, { cause });
   }
   return checkUsable(kc, path, options);
