@@ -36,6 +36,32 @@ export interface OwnedSections {
  * Keys of the reference project's `sync.toHost` that are not owned here: they are not typos of
  * owned keys, whatever their spelling distance.
  */
+/**
+ * The top-level keys of a vcluster configuration (vcluster 0.2x `chart/values.schema.json`, which
+ * allows no others). endpoint-sync reads `sync` and `networking`; the rest belong to vcluster and
+ * are passed through to expressions untouched. Any other key means the file is probably not a
+ * configuration at all, which is worth a warning.
+ */
+const VCLUSTER_TOP_LEVEL_KEYS = [
+  'global',
+  'exportKubeConfig',
+  'integrations',
+  'deploy',
+  'policies',
+  'controlPlane',
+  'privateNodes',
+  'rbac',
+  'plugins',
+  'experimental',
+  'external',
+  'telemetry',
+  'serviceCIDR',
+  'pro',
+  'plugin',
+  'sleepMode',
+  'logging',
+];
+
 const FOREIGN_TO_HOST_KEYS = [
   'pods',
   'ingresses',
@@ -74,7 +100,7 @@ export function readOwnedSections(ctx: ReadContext, root: Node | null): OwnedSec
   };
 
   let endpointsEnabled: Entry | undefined;
-  const top = openSection(ctx, root, '', ['sync', 'networking']);
+  const top = openSection(ctx, root, '', ['sync', 'networking'], VCLUSTER_TOP_LEVEL_KEYS, true);
   const sync = top.get('sync');
   const syncMap = sync && readMapping(ctx, sync, 'e.g. toHost: ...');
   const toHost = syncMap && openSection(ctx, syncMap, 'sync', ['toHost']).get('toHost');
@@ -129,6 +155,7 @@ function openSection(
   configPath: string,
   wanted: readonly string[],
   foreign: readonly string[] = [],
+  closed = false,
 ): Map<string, Entry> {
   const found = new Map<string, Entry>();
   for (const entry of entries(ctx, map, configPath)) {
@@ -137,12 +164,18 @@ function openSection(
       continue;
     }
     if (foreign.includes(entry.key)) continue;
-    const near = closestMatch(entry.key, wanted);
+    const near = closestMatch(entry.key, closed ? [...wanted, ...foreign] : wanted);
     if (near !== undefined) {
       ctx.reporter.warning(
         entry.keyNode,
         entry.configPath,
         `${entry.configPath} is not read by endpoint-sync; did you mean "${near}"?`,
+      );
+    } else if (closed) {
+      ctx.reporter.warning(
+        entry.keyNode,
+        entry.configPath,
+        `${entry.configPath} is not a key of a vcluster configuration (vcluster would refuse the file); check that this is the right file, or remove the key`,
       );
     }
   }

@@ -111,7 +111,8 @@ describe('parseConfig: defaults and the whole file', () => {
     const ok = parse(
       'x: &expr \'"p-" + value\'\nsync:\n  toHost:\n    endpoints:\n      patches:\n        - path: a\n          expression: *expr\n          reverseExpression: value.slice(2)\n',
     );
-    expect(ok.diagnostics).toEqual([]);
+    // vcluster allows no top-level key of its own choosing, so the anchor's holder is warned about.
+    expect(ok.diagnostics.map((d) => `${d.severity}: ${d.configPath}`)).toEqual(['warning: x']);
     expect(ok.config?.resources.endpoints.patches[0]?.expression).toBe('"p-" + value');
     expect(lines('a: *nope\n')).toEqual([
       'test.yaml:1:4: error: alias *nope names no anchor; define &nope before this alias',
@@ -179,7 +180,19 @@ describe('owned sections: keys and types', () => {
 
   it('refuses merge keys in owned sections with a clear reason', () => {
     const out = lines('base: &b {enabled: true}\nsync:\n  toHost:\n    endpoints:\n      <<: *b\n');
-    expect(out[0]).toMatch(/unknown key "<<" .*merge keys are not supported/);
+    expect(out).toContainEqual(
+      expect.stringMatching(/unknown key "<<" .*merge keys are not supported/),
+    );
+  });
+
+  it('warns on a top-level key that is not vcluster configuration (the wrong file?)', () => {
+    expect(lines('apiVersion: v1\nkind: Secret\ncontrolPlane: {}\n')).toEqual([
+      'test.yaml:1:1: warning: apiVersion is not a key of a vcluster configuration (vcluster would refuse the file); check that this is the right file, or remove the key (apiVersion)',
+      'test.yaml:2:1: warning: kind is not a key of a vcluster configuration (vcluster would refuse the file); check that this is the right file, or remove the key (kind)',
+    ]);
+    expect(lines('controlplane: {}\n')).toEqual([
+      'test.yaml:1:1: warning: controlplane is not read by endpoint-sync; did you mean "controlPlane"? (controlplane)',
+    ]);
   });
 
   it('warns on near misses of owned keys outside the owned sections, ignores foreign keys', () => {
