@@ -137,8 +137,8 @@ export class ConfigSource {
   readonly #location: Location;
   readonly #minRevalidateMs: number;
   readonly #now: () => number;
-  readonly #s3Options: S3SourceOptions;
-  #client: S3Client | undefined;
+  readonly #s3: () => S3Client;
+  readonly #s3Endpoint: string | undefined;
   /** The last configuration that validated, with its version and warnings. */
   #good: { config: SyncConfig; version: string | undefined; diagnostics: Diagnostic[] } | undefined;
   /** Version of the last body read (good or not) and what came of it, for "not modified". */
@@ -159,8 +159,8 @@ export class ConfigSource {
     this.#location = parseLocation(uri);
     this.#minRevalidateMs = options.minRevalidateMs ?? DEFAULT_MIN_REVALIDATE_MS;
     this.#now = options.now ?? Date.now;
-    this.#s3Options = options.s3 ?? {};
-    this.#client = options.s3?.client;
+    this.#s3 = lazyS3Client(options.s3 ?? {});
+    this.#s3Endpoint = options.s3?.endpoint;
   }
 
   /**
@@ -290,24 +290,6 @@ export class ConfigSource {
     }
   }
 
-  #s3(): S3Client {
-    if (!this.#client) {
-      const o = this.#s3Options;
-      this.#client = new S3Client({
-        region: o.region ?? process.env['AWS_REGION'] ?? 'us-east-1',
-        ...(o.endpoint ? { endpoint: o.endpoint } : {}),
-        ...(o.forcePathStyle !== undefined ? { forcePathStyle: o.forcePathStyle } : {}),
-        ...(o.credentials ? { credentials: o.credentials } : {}),
-        ...(o.maxAttempts !== undefined ? { maxAttempts: o.maxAttempts } : {}),
-        requestHandler: {
-          connectionTimeout: o.requestTimeoutMs ?? 5_000,
-          requestTimeout: o.requestTimeoutMs ?? 5_000,
-        },
-      });
-    }
-    return this.#client;
-  }
-
   #s3Error(err: unknown, bucket: string, key: string): ConfigSourceError {
     const name = (err as Error)?.name ?? '';
     const status = statusOf(err);
@@ -343,7 +325,7 @@ export class ConfigSource {
       );
     }
     if (status === undefined || status >= 500) {
-      const where = this.#s3Options.endpoint ? ` at ${this.#s3Options.endpoint}` : '';
+      const where = this.#s3Endpoint ? ` at ${this.#s3Endpoint}` : '';
       return new ConfigSourceError(
         'unreachable',
         uri,
@@ -445,6 +427,25 @@ export class ConfigSources {
   get size(): number {
     return this.#sources.size;
   }
+}
+
+/** An S3 client for `options` (a ready `client` wins), made on first use. */
+export function lazyS3Client(options: S3SourceOptions): () => S3Client {
+  let client = options.client;
+  return () => {
+    client ??= new S3Client({
+      region: options.region ?? process.env['AWS_REGION'] ?? 'us-east-1',
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      ...(options.forcePathStyle !== undefined ? { forcePathStyle: options.forcePathStyle } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+      ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+      requestHandler: {
+        connectionTimeout: options.requestTimeoutMs ?? 5_000,
+        requestTimeout: options.requestTimeoutMs ?? 5_000,
+      },
+    });
+    return client;
+  };
 }
 
 /** Parses `s3://bucket/key`, `file://...`, or a plain path (relative to the working directory). */

@@ -21,6 +21,14 @@ import {
   kubeConfigFromFile,
   kubeConfigFromString,
 } from '../kube/index.ts';
+import {
+  AwsSdkMissingError,
+  AwsSecretError,
+  type AwsSecretRef,
+  awsFailure,
+  importAwsSdk,
+  readAwsSecret,
+} from './aws-sdk.ts';
 import { EKS_TOKEN_LIFETIME_MS, eksToken } from './eks-token.ts';
 import { HostCredentialsError } from './errors.ts';
 
@@ -222,113 +230,25 @@ async function loadKubeConfig(
     case 'inline':
       return parse(spec.kubeconfig);
     case 'secretsmanager':
-      return parse(await secretString(spec.secretId, region));
+      return parse(await hostSecret({ kind: 'secretsmanager', id: spec.secretId }, region, source));
     case 'ssm':
-      return parse(await parameterValue(spec.parameter, region));
+      return parse(await hostSecret({ kind: 'ssm', name: spec.parameter }, region, source));
     case 'eks':
       return parse(await eksKubeconfig(spec.clusterName, region, options));
   }
 }
 
-/** Imports an AWS SDK client package the bundle leaves to the Lambda runtime. */
-async function importSdk<T>(name: string, source: string): Promise<T> {
+/** The host kubeconfig kept in Secrets Manager or SSM. */
+async function hostSecret(ref: AwsSecretRef, region: string, source: string): Promise<string> {
   try {
-    return (await import(name)) as T;
+    return await readAwsSecret(ref, region);
   } catch (err) {
-    throw new HostCredentialsError(
-      source,
-      `HOST_CREDENTIALS ${source} needs the package ${name}, which cannot be loaded here (${(err as Error).message}); the Lambda Node.js runtime provides it, locally run \`npm install ${name}\` or use file: / inline: credentials`,
-      { retryable: false, cause: err },
-    );
+    const retryable = err instanceof AwsSecretError && err.retryable;
+    throw new HostCredentialsError(source, `${(err as Error).message} (HOST_CREDENTIALS)`, {
+      retryable,
+      cause: err,
+    });
   }
-}
-
-function awsFailure(
-  source: string,
-  what: string,
-  err: unknown,
-  grant: string,
-): HostCredentialsError {
-  const name = (err as Error)?.name ?? 'Error';
-  const status = (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
-  const denied = name === 'AccessDeniedException' || status === 403;
-  const missing = name === 'ResourceNotFoundException' || name === 'ParameterNotFound';
-  return new HostCredentialsError(
-    source,
-    `cannot read ${what} (${name}${status ? ` ${status}` : ''}): ${(err as Error)?.message ?? String(err)}; ` +
-      (denied
-        ? `grant the function's role ${grant}`
-        : missing
-          ? 'create it or fix HOST_CREDENTIALS'
-          : 'retrying later can help'),
-    { retryable: !denied && !missing, cause: err },
-  );
-}
-
-interface SecretsManagerModule {
-  SecretsManagerClient: new (config: {
-    region: string;
-  }) => {
-    send(command: unknown): Promise<{ SecretString?: string }>;
-  };
-  GetSecretValueCommand: new (input: { SecretId: string }) => unknown;
-}
-
-async function secretString(secretId: string, region: string): Promise<string> {
-  const source = `secretsmanager:${secretId}`;
-  const sdk = await importSdk<SecretsManagerModule>('@aws-sdk/client-secrets-manager', source);
-  const client = new sdk.SecretsManagerClient({ region });
-  let out: { SecretString?: string };
-  try {
-    out = await client.send(new sdk.GetSecretValueCommand({ SecretId: secretId }));
-  } catch (err) {
-    throw awsFailure(source, `secret ${secretId}`, err, `secretsmanager:GetSecretValue on it`);
-  }
-  if (!out.SecretString) {
-    throw new HostCredentialsError(
-      source,
-      `secret ${secretId} has no SecretString; store the host kubeconfig as the secret's text`,
-      { retryable: false },
-    );
-  }
-  return out.SecretString;
-}
-
-interface SsmModule {
-  SSMClient: new (config: {
-    region: string;
-  }) => {
-    send(command: unknown): Promise<{ Parameter?: { Value?: string } }>;
-  };
-  GetParameterCommand: new (input: { Name: string; WithDecryption: boolean }) => unknown;
-}
-
-async function parameterValue(name: string, region: string): Promise<string> {
-  const source = `ssm:${name}`;
-  const sdk = await importSdk<SsmModule>('@aws-sdk/client-ssm', source);
-  const client = new sdk.SSMClient({ region });
-  let out: { Parameter?: { Value?: string } };
-  try {
-    out = await client.send(new sdk.GetParameterCommand({ Name: name, WithDecryption: true }));
-  } catch (err) {
-    throw awsFailure(
-      source,
-      `parameter ${name}`,
-      err,
-      'ssm:GetParameter on it (and kms:Decrypt on its key)',
-    );
-  }
-  const value = out.Parameter?.Value;
-  if (!value) {
-    throw new HostCredentialsError(
-      source,
-      `parameter ${name} is empty; store the host kubeconfig in it`,
-      {
-        retryable: false,
-      },
-    );
-  }
-  return value;
 }
 
 interface EksModule {
@@ -351,14 +271,29 @@ async function eksKubeconfig(
   let server = options.eksServer;
   let caData = options.eksCaData;
   if (!server || !caData) {
-    const sdk = await importSdk<EksModule>('@aws-sdk/client-eks', source);
-    const client = new sdk.EKSClient({ region });
     try {
+      const sdk = await importAwsSdk<EksModule>('@aws-sdk/client-eks');
+      const client = new sdk.EKSClient({ region });
       const out = await client.send(new sdk.DescribeClusterCommand({ name: clusterName }));
       server ??= out.cluster?.endpoint;
       caData ??= out.cluster?.certificateAuthority?.data;
     } catch (err) {
-      throw awsFailure(source, `EKS cluster ${clusterName}`, err, 'eks:DescribeCluster on it');
+      if (err instanceof AwsSdkMissingError) {
+        throw new HostCredentialsError(source, `HOST_CREDENTIALS ${source}: ${err.message}`, {
+          retryable: false,
+          cause: err,
+        });
+      }
+      const failure = awsFailure(
+        err,
+        'eks:DescribeCluster on it',
+        'create it or fix HOST_CREDENTIALS',
+      );
+      throw new HostCredentialsError(
+        source,
+        `cannot read EKS cluster ${clusterName} (${failure.label}); ${failure.advice}`,
+        { retryable: failure.retryable, cause: err },
+      );
     }
     if (!server || !caData) {
       throw new HostCredentialsError(

@@ -4,8 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { GetObjectCommand, type S3Client, S3Client as S3ClientClass } from '@aws-sdk/client-s3';
-import type { S3SourceOptions } from '../config/source.ts';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
 /** Largest object read (registry entries are a few hundred bytes). */
 const MAX_BYTES = 64 * 1024;
@@ -40,24 +39,5 @@ export function objectTextReader(
       if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return undefined;
       throw err;
     }
-  };
-}
-
-/** An S3 client for the given options (a ready `client` wins), made on first use. */
-export function lazyS3Client(options: S3SourceOptions): () => S3Client {
-  let client = options.client;
-  return () => {
-    client ??= new S3ClientClass({
-      region: options.region ?? process.env['AWS_REGION'] ?? 'us-east-1',
-      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-      ...(options.forcePathStyle !== undefined ? { forcePathStyle: options.forcePathStyle } : {}),
-      ...(options.credentials ? { credentials: options.credentials } : {}),
-      ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
-      requestHandler: {
-        connectionTimeout: options.requestTimeoutMs ?? 5_000,
-        requestTimeout: options.requestTimeoutMs ?? 5_000,
-      },
-    });
-    return client;
   };
 }

@@ -4,15 +4,23 @@
  * signing keys. Errors name the reference and the kind of failure, never the secret.
  */
 import { readFile } from 'node:fs/promises';
+import { AwsSecretError, readAwsSecret } from './aws-sdk.ts';
 
 /** A secret could not be read. */
 export class SecretReadError extends Error {
   override name = 'SecretReadError';
   /** The reference, without secret material (`inline:` is shown as `inline secret`). */
   readonly source: string;
-  constructor(source: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** Whether reading again can succeed (a transport failure, not a denial or a missing secret). */
+  readonly retryable: boolean;
+  constructor(
+    source: string,
+    message: string,
+    options: { cause?: unknown; retryable?: boolean } = {},
+  ) {
+    super(message, { cause: options.cause });
     this.source = source;
+    this.retryable = options.retryable ?? false;
   }
 }
 
@@ -58,66 +66,21 @@ export async function readSecretText(
           { cause: err },
         );
       }
-    case 'secretsmanager': {
-      const sdk = (await importSdk('@aws-sdk/client-secrets-manager', source)) as {
-        SecretsManagerClient: new (c: {
-          region: string;
-        }) => {
-          send(c: unknown): Promise<{ SecretString?: string }>;
-        };
-        GetSecretValueCommand: new (i: { SecretId: string }) => unknown;
-      };
-      const out = await send(source, () =>
-        new sdk.SecretsManagerClient({ region }).send(
-          new sdk.GetSecretValueCommand({ SecretId: rest }),
-        ),
-      );
-      if (!out.SecretString) throw new SecretReadError(source, `${source} has no SecretString`);
-      return out.SecretString;
-    }
-    case 'ssm': {
-      const sdk = (await importSdk('@aws-sdk/client-ssm', source)) as {
-        SSMClient: new (c: {
-          region: string;
-        }) => {
-          send(c: unknown): Promise<{ Parameter?: { Value?: string } }>;
-        };
-        GetParameterCommand: new (i: { Name: string; WithDecryption: boolean }) => unknown;
-      };
-      const out = await send(source, () =>
-        new sdk.SSMClient({ region }).send(
-          new sdk.GetParameterCommand({ Name: rest, WithDecryption: true }),
-        ),
-      );
-      const value = out.Parameter?.Value;
-      if (!value) throw new SecretReadError(source, `${source} is empty`);
-      return value;
-    }
+    case 'secretsmanager':
+    case 'ssm':
+      try {
+        return await readAwsSecret(
+          kind === 'ssm' ? { kind, name: rest } : { kind, id: rest },
+          region,
+        );
+      } catch (err) {
+        const retryable = err instanceof AwsSecretError && err.retryable;
+        throw new SecretReadError(source, (err as Error).message, { cause: err, retryable });
+      }
     default:
       throw new SecretReadError(
         source,
         `unknown secret reference kind "${kind}"; use secretsmanager:, ssm:, file: or inline:`,
       );
-  }
-}
-
-async function importSdk(name: string, source: string): Promise<unknown> {
-  try {
-    return await import(name);
-  } catch (err) {
-    throw new SecretReadError(
-      source,
-      `${source} needs the package ${name}, which cannot be loaded here; the Lambda Node.js runtime provides it`,
-      { cause: err },
-    );
-  }
-}
-
-async function send<T>(source: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    const name = (err as Error)?.name ?? 'Error';
-    throw new SecretReadError(source, `cannot read ${source} (${name})`, { cause: err });
   }
 }

@@ -2,7 +2,7 @@
  * The function's tenant gate, from its settings or for one tenant: a store registry with signed
  * events for many tenants, a registry of one (unsigned events unless keys are set) for one.
  */
-import type { S3SourceOptions } from '../config/source.ts';
+import { lazyS3Client, type S3SourceOptions } from '../config/source.ts';
 import {
   namespaceScope,
   ReplayGuard,
@@ -12,7 +12,7 @@ import {
   type TenantEntry,
   TenantGate,
 } from '../tenancy/index.ts';
-import { lazyS3Client, objectTextReader } from './object-text.ts';
+import { objectTextReader } from './object-text.ts';
 import { readSecretText } from './secret-text.ts';
 import type { FunctionSettings } from './settings.ts';
 
