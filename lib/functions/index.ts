@@ -27,6 +27,12 @@ export {
   syncItem,
 } from './host-apply.ts';
 export {
+  type MarkerKeySet,
+  type MarkerKeys,
+  MarkerKeysError,
+  markerKeysFrom,
+} from './marker-keys.ts';
+export {
   createTelemetry,
   type ItemRecord,
   Telemetry,
@@ -43,6 +49,7 @@ export {
   type WorkerPlanner,
   type WorkerPlannerOptions,
 } from './planner/index.ts';
+export { readSecretText, SecretReadError } from './secret-text.ts';
 export { type FunctionSettings, settingsFromEnv } from './settings.ts';
 export {
   createSyncHandler,

@@ -27,6 +27,11 @@ export interface FunctionSettings {
   virtualClusterName: string | undefined;
   /** `VIRTUAL_CLUSTER_NAMESPACE`: the single tenant's host namespace. */
   virtualClusterNamespace: string | undefined;
+  /**
+   * `MARKER_KEYS`: secret reference (`secretsmanager:`, `ssm:`; `file:`/`inline:` for local runs)
+   * of the key(s) import markers are signed with; unset, nothing is imported from the host.
+   */
+  markerKeys: string | undefined;
   /** `MARKER_DOMAIN`: marker domain of tenants whose entry sets none. */
   markerDomain: string | undefined;
   /** `SYNC_CONCURRENCY`: keys processed at once per invocation. */
@@ -106,6 +111,7 @@ export function settingsFromEnv(env: Env = process.env): FunctionSettings {
     virtualClusterName: text(env, 'VIRTUAL_CLUSTER_NAME'),
     virtualClusterNamespace: text(env, 'VIRTUAL_CLUSTER_NAMESPACE'),
     markerDomain: text(env, 'MARKER_DOMAIN'),
+    markerKeys: text(env, 'MARKER_KEYS'),
     concurrency: integer(env, 'SYNC_CONCURRENCY', DEFAULT_CONCURRENCY, 1),
     maxRounds: integer(env, 'SYNC_MAX_ROUNDS', DEFAULT_MAX_ROUNDS, 1),
     allowLocalFiles: allow === 'true',

@@ -33,12 +33,19 @@ import {
 import { FunctionSettingsError, HostCredentialsError } from './errors.ts';
 import { syncItem } from './host-apply.ts';
 import {
+  type MarkerKeySet,
+  type MarkerKeys,
+  MarkerKeysError,
+  markerKeysFrom,
+} from './marker-keys.ts';
+import {
   createTelemetry,
   Telemetry,
   type TelemetryLogLevel,
   type TelemetryOptions,
 } from './observability.ts';
 import { createWorkerPlanner, inProcessPlanner, type Planner } from './planner/index.ts';
+import { readSecretText } from './secret-text.ts';
 import { settingsFromEnv } from './settings.ts';
 import { DEFAULT_CONCURRENCY, runItems } from './sync-items.ts';
 import { tenantGateFromSettings } from './tenants.ts';
@@ -76,6 +83,8 @@ export interface SyncHandlerOptions {
   telemetry?: Telemetry | TelemetryOptions;
   /** Items are not started with less than this much invocation time left (default 2000 ms). */
   deadlineReserveMs?: number;
+  /** The keys import markers are signed with (see marker-keys.ts); without them, no imports. */
+  markerKeys?: MarkerKeys;
 }
 
 /** A Lambda-style handler with its telemetry and a way to release what it holds. */
@@ -237,10 +246,19 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
         retryable,
       );
     }
+    let keys: MarkerKeySet | undefined;
+    try {
+      keys = await options.markerKeys?.();
+    } catch (err) {
+      const retryable = err instanceof MarkerKeysError && err.retryable;
+      telemetry.logger.error('marker keys unavailable', { error: (err as Error).message });
+      return failAll((err as Error).message, 'marker-keys-unavailable', retryable);
+    }
     const identity = {
       name: entry.virtualCluster.name,
       hostNamespace: entry.virtualCluster.namespace,
       markerDomain: tenants.markerDomainOf(entry),
+      ...keys,
     };
     const config = snapshot.config;
     return runItems(event.items, concurrency, async (item) => {
@@ -339,6 +357,16 @@ export function createSyncHandlerFromEnv(
     return createSyncHandler({
       host,
       tenants: tenantGateFromSettings(settings),
+      ...(settings.markerKeys
+        ? {
+            markerKeys: markerKeysFrom(settings.markerKeys, (ref) =>
+              readSecretText(ref, {
+                allowLocal: settings.allowLocalFiles,
+                ...(settings.region ? { region: settings.region } : {}),
+              }),
+            ),
+          }
+        : {}),
       configSourceOptions: settings.configSource,
       concurrency: settings.concurrency,
       maxRounds: settings.maxRounds,

@@ -17,6 +17,8 @@ import { LambdaInvoker } from '../forwarder/invoker.ts';
 import { type ForwarderLogger, silentLogger } from '../forwarder/logger.ts';
 import {
   createSyncHandler,
+  markerKeysFrom,
+  readSecretText,
   registryTenants,
   type SyncHandler,
   singleTenant,
@@ -255,8 +257,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       // The demo keeps the signing key inline and may serve a local configuration file.
       allowLocalFiles: true,
     };
+    // The functions' own secret for signing import markers (MARKER_KEYS): fresh per run, since
+    // imports made by one run of the demo need not be trusted by the next.
+    const markerKeys = generateSigningKey(identity.name, 'marker').function;
     const handler = createSyncHandler({
       host: host.client,
+      markerKeys: markerKeysFrom(`inline:${JSON.stringify(markerKeys)}`, (ref) =>
+        readSecretText(ref, { allowLocal: true }),
+      ),
       tenants: tenantRegistry
         ? registryTenants({ location: tenantRegistry, ...(s3 ? { s3 } : {}), ...tenantOptions })
         : singleTenant({

@@ -240,6 +240,45 @@ describe('host -> virtual', () => {
     expect(v.metadata.labels).toEqual({ app: 'r1', tier: 'gold' });
   });
 
+  it('imports a host-only Secret a host edit names, with an import signature made with the marker key', async () => {
+    await createVirtual(stack, service('r3'), endpoints('r3', ['10.2.2.1']));
+    const host = await hostCopy(stack, 'r3');
+    await stack.host.client.create(RESOURCES.secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'shared-tls', namespace: HNS },
+      data: { 'tls.crt': Buffer.from('certificate').toString('base64') },
+    });
+    // The host names its own Secret in the reference annotation...
+    await stack.host.client.patch(
+      RESOURCES.endpoints,
+      host.metadata.name!,
+      {
+        type: 'merge',
+        patch: { metadata: { annotations: { 'example.com/tls-secret': 'shared-tls' } } },
+      },
+      { namespace: HNS },
+    );
+    // ... so the virtual cluster gets the Secret, marked as an import and signed by the function.
+    const imported = await until('virtual default/shared-tls is imported', async () => {
+      const s = await getOrUndefined(stack.virtual.client, RESOURCES.secrets, 'shared-tls', NS);
+      expect(s).toBeDefined();
+      return s!;
+    });
+    expect(imported.metadata.labels?.[`${D}/controlled-by`]).toBe('endpoint-sync-import');
+    expect(imported.metadata.annotations?.[`${D}/object-host-name`]).toBe('shared-tls');
+    expect(imported.metadata.annotations?.[`${D}/import-signature`]).toMatch(/^v1\.[\w-]{43}$/);
+    expect(imported.data).toEqual({ 'tls.crt': Buffer.from('certificate').toString('base64') });
+    await until('virtual r3 names the imported Secret', async () => {
+      const v = await virtualEndpoints('r3');
+      expect(v.metadata.annotations?.['example.com/tls-secret']).toBe('shared-tls');
+    });
+    // The host copy keeps naming the original, not a copy of the import.
+    await settled(stack);
+    const after = await hostCopy(stack, 'r3');
+    expect(after.metadata.annotations?.['example.com/tls-secret']).toBe('shared-tls');
+  });
+
   it('recreates a host copy deleted on the host', async () => {
     await createVirtual(stack, service('r2'), endpoints('r2', ['10.2.1.1']));
     const first = await hostCopy(stack, 'r2');

@@ -87,6 +87,18 @@ describe('the function role (serverless.yml)', () => {
         .filter((s) => actions(s).includes('s3:GetObject'))
         .flatMap((s) => flatten(s.Resource));
       for (const object of objects as string[]) expect(s3).toContain(object);
+      const secrets = list
+        .filter((s) => actions(s).includes('secretsmanager:GetSecretValue'))
+        .flatMap((s) => flatten(s.Resource));
+      // The tenants' signing keys, the functions' marker keys and the host credentials.
+      expect(secrets).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/:secret:endpoint-sync\/tenants\/\*$/),
+          expect.stringMatching(/:secret:endpoint-sync\/marker-keys-\*$/),
+          expect.stringMatching(/:secret:endpoint-sync\/host-kubeconfig-\*$/),
+        ]),
+      );
+      expect(secrets).toHaveLength(3);
     },
     60_000,
   );
