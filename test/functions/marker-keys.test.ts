@@ -30,9 +30,9 @@ describe('marker keys (MARKER_KEYS)', () => {
     const rotated = key();
     current = rotated;
     clock = 999;
-    expect((await keys()).markerKey).not.toBe(rotated);
+    expect((await keys())?.markerKey).not.toBe(rotated);
     clock = 1000;
-    expect((await keys()).markerKey).toBe(rotated);
+    expect((await keys())?.markerKey).toBe(rotated);
     expect(reads).toBe(2);
   });
 
