@@ -14,16 +14,18 @@ import type { JsonValue } from '../kube/object.ts';
 import { RESOURCES, type ResourceType } from '../kube/resources.ts';
 import type { VirtualWrite } from '../sync/types.ts';
 
-const PATCHABLE: Record<string, ResourceType> = {
-  endpoints: RESOURCES.endpoints,
-  secrets: RESOURCES.secrets,
-  configmaps: RESOURCES.configMaps,
-};
+// Maps, not object literals: the resource name comes from the function's answer, and no
+// inherited key (`constructor`, `__proto__`) may look like an allowed resource.
+const PATCHABLE = new Map<string, ResourceType>([
+  ['endpoints', RESOURCES.endpoints],
+  ['secrets', RESOURCES.secrets],
+  ['configmaps', RESOURCES.configMaps],
+]);
 
-const CREATABLE: Record<string, ResourceType> = {
-  secrets: RESOURCES.secrets,
-  configmaps: RESOURCES.configMaps,
-};
+const CREATABLE = new Map<string, ResourceType>([
+  ['secrets', RESOURCES.secrets],
+  ['configmaps', RESOURCES.configMaps],
+]);
 
 /** A function asked for a virtual-side write the forwarder does not perform. */
 export class VirtualWriteRefusedError extends Error {
@@ -70,7 +72,7 @@ export async function applyVirtualWrite(
 ): Promise<VirtualWriteOutcome> {
   try {
     if (write.verb === 'patch') {
-      const resource = PATCHABLE[write.resource];
+      const resource = PATCHABLE.get(write.resource);
       if (!resource) throw new VirtualWriteRefusedError(write, 'resource not allowed');
       const why = onlyMetadataLabelsAnnotations(write.patch);
       if (why) throw new VirtualWriteRefusedError(write, why);
@@ -93,7 +95,7 @@ export async function applyVirtualWrite(
       );
       return { outcome: 'ok' };
     }
-    const resource = CREATABLE[write.resource];
+    const resource = CREATABLE.get(write.resource);
     if (!resource) throw new VirtualWriteRefusedError(write, 'resource not allowed');
     const { metadata } = write.object;
     if (!metadata?.name || !metadata.namespace) {

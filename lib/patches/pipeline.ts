@@ -173,9 +173,14 @@ function evaluate(env: PipelineEnv, source: string, value: unknown, path: string
     return env.evaluator.evaluate(source, value, context);
   } catch (error) {
     // The Evaluator contract is to return failures; a throw is a bug in it, kept per object.
+    // Its message could quote the value it was working on, so only the error's class is told.
+    const kind = error instanceof Error ? error.name : typeof error;
     return {
       ok: false,
-      error: { code: 'internal', message: `evaluator threw: ${messageOf(error)}` },
+      error: {
+        code: 'internal',
+        message: `the expression engine failed (${kind}); please report it`,
+      },
     };
   }
 }

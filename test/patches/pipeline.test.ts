@@ -368,6 +368,25 @@ describe('applyPatches: semantics', () => {
     expect(report.outcomes[1]).toMatchObject({ status: 'applied', after: 'TEAM-A' });
   });
 
+  it('an evaluator that throws fails its patch as internal, without the thrown message', () => {
+    const throwing = {
+      evaluate(): never {
+        throw new TypeError('cannot read "sk-live-0123456789" of the value');
+      },
+    };
+    const { report } = applyPatches(
+      endpoints(),
+      patches({ path: 'metadata.annotations.owner', expression: 'value' }),
+      'toHost',
+      env({ evaluator: throwing as unknown as PipelineEnv['evaluator'] }),
+    );
+    expect(report.failed).toBe(true);
+    expect(report.outcomes[0]).toMatchObject({ status: 'failed', error: { code: 'internal' } });
+    const message = report.outcomes[0]?.status === 'failed' ? report.outcomes[0].error.message : '';
+    expect(message).toContain('TypeError');
+    expect(message).not.toContain('sk-live');
+  });
+
   it('replaces the whole object with the empty path, and refuses results that are not objects', () => {
     const ok = run(
       endpoints(),
