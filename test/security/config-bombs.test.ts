@@ -72,7 +72,7 @@ describe('configuration bombs: size and token limits', () => {
     ['4 MiB of distinct keys (the 104 s file of the issue)', 4],
     ['1 MiB of distinct keys (the 3 s file of the issue)', 1.01],
   ])('%s is refused by size at once', (_name, mib) => {
-    const text = `extra:\n${'  key0000000: value0\n'.repeat(Math.ceil((mib * 1024 * 1024) / 21))}`;
+    const text = `controlPlane:\n${'  key0000000: value0\n'.repeat(Math.ceil((mib * 1024 * 1024) / 21))}`;
     expectRefused(text, /larger than 1 MiB/);
   });
 
@@ -89,10 +89,13 @@ describe('configuration bombs: size and token limits', () => {
   });
 
   it.each([
-    ['a long block list', () => `extra:\n${'  - a\n'.repeat(MAX_YAML_TOKENS)}`],
-    ['a long flow list', () => `extra: [${'a,'.repeat(MAX_YAML_TOKENS)}]\n`],
-    ['many flow mappings', () => `extra: [${'{a: 1},'.repeat(MAX_YAML_TOKENS / 4)}]\n`],
-    ['many distinct keys', () => `extra:\n${lines(MAX_YAML_TOKENS / 2, (i) => `  k${i}: v`)}`],
+    ['a long block list', () => `controlPlane:\n${'  - a\n'.repeat(MAX_YAML_TOKENS)}`],
+    ['a long flow list', () => `controlPlane: [${'a,'.repeat(MAX_YAML_TOKENS)}]\n`],
+    ['many flow mappings', () => `controlPlane: [${'{a: 1},'.repeat(MAX_YAML_TOKENS / 4)}]\n`],
+    [
+      'many distinct keys',
+      () => `controlPlane:\n${lines(MAX_YAML_TOKENS / 2, (i) => `  k${i}: v`)}`,
+    ],
     ['many documents', () => 'a: 1\n---\n'.repeat(MAX_YAML_TOKENS / 2)],
     ['many comments and blank lines', () => '#\n\n'.repeat(MAX_YAML_TOKENS)],
   ])('%s past the token limit is refused in time', (_name, text) => {
@@ -100,9 +103,9 @@ describe('configuration bombs: size and token limits', () => {
   });
 
   it.each([
-    ['many distinct keys', (n: number) => `extra:\n${lines(n, (i) => `  key${i}: v${i}`)}`],
-    ['a long flow list', (n: number) => `extra: [${'a,'.repeat(n * 2)}]\n`],
-    ['a long block list', (n: number) => `extra:\n${'  - a\n'.repeat(n)}`],
+    ['many distinct keys', (n: number) => `controlPlane:\n${lines(n, (i) => `  key${i}: v${i}`)}`],
+    ['a long flow list', (n: number) => `controlPlane: [${'a,'.repeat(n * 2)}]\n`],
+    ['a long block list', (n: number) => `controlPlane:\n${'  - a\n'.repeat(n)}`],
   ])('%s just under the token limit loads in time', (_name, text) => {
     const { result, ms } = load(text(Math.floor(MAX_YAML_TOKENS / 10)));
     expect(ms).toBeLessThan(BUDGET_MS);
@@ -112,14 +115,17 @@ describe('configuration bombs: size and token limits', () => {
 
 describe('configuration bombs: duplicate keys are found in one pass', () => {
   it('5,000 keys, the last a duplicate of the first, are checked in time', () => {
-    const text = `extra:\n${lines(5_000, (i) => `  key${i}: v`)}  key0: again\n`;
+    const text = `controlPlane:\n${lines(5_000, (i) => `  key${i}: v`)}  key0: again\n`;
     const result = expectRefused(text, /^duplicate key "key0"/);
     expect(result.diagnostics.filter((d) => d.severity === 'error')).toHaveLength(1);
     expect(result.diagnostics[0]!.line).toBe(5_002);
   });
 
   it('5,000 copies of one key give at most the diagnostic cap, and the count of the rest', () => {
-    const result = expectRefused(`extra:\n${'  same: v\n'.repeat(5_000)}`, /^duplicate key "same"/);
+    const result = expectRefused(
+      `controlPlane:\n${'  same: v\n'.repeat(5_000)}`,
+      /^duplicate key "same"/,
+    );
     expect(result.diagnostics).toHaveLength(MAX_DIAGNOSTICS + 1);
     expect(result.diagnostics.at(-1)!.message).toMatch(/^4899 more problems \(4899 errors\)/);
   });
