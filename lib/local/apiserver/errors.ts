@@ -210,6 +210,13 @@ export const fieldErr = {
     field,
     detail,
   }),
+  tooMany: (field: string, actual: number, max: number): FieldError => ({
+    type: 'FieldValueTooMany',
+    field,
+    value: actual,
+    hasValue: true,
+    detail: `must have at most ${max} items`,
+  }),
   tooLong: (field: string, max: number): FieldError => ({
     type: 'FieldValueTooLong',
     field,

@@ -168,6 +168,15 @@ export const RESOURCES: readonly ResourceType[] = [
     allowCreateOnUpdate: true,
     specFields: ['spec'],
   }),
+  resource({
+    name: 'endpointslices',
+    singularName: 'endpointslice',
+    kind: 'EndpointSlice',
+    group: 'discovery.k8s.io',
+    // The strategy sets generation 1 on create and bumps it when anything but metadata changes.
+    generation: true,
+    specFields: ['addressType', 'endpoints', 'ports'],
+  }),
 ];
 
 const byName = new Map(RESOURCES.map((r) => [r.name, r]));

@@ -157,6 +157,25 @@ export const SCHEMAS: Record<string, FieldSchema> = {
     reportingInstance: s,
   }),
   Pod: top('Pod', { spec: 'any', status: 'any' }),
+  EndpointSlice: top('EndpointSlice', {
+    addressType: s,
+    endpoints: list(
+      struct('Endpoint', {
+        addresses: list(s),
+        conditions: struct('EndpointConditions', { ready: b, serving: b, terminating: b }),
+        hostname: s,
+        targetRef: objectReference,
+        deprecatedTopology: map(s),
+        nodeName: s,
+        zone: s,
+        hints: struct('EndpointHints', {
+          forZones: list(struct('ForZone', { name: s })),
+          forNodes: list(struct('ForNode', { name: s })),
+        }),
+      }),
+    ),
+    ports: list(struct('EndpointPort', { name: s, protocol: s, port: i, appProtocol: s })),
+  }),
   Lease: top('Lease', {
     spec: struct('LeaseSpec', {
       holderIdentity: s,

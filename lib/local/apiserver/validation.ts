@@ -4,6 +4,11 @@
  * field path and message. Only the rules that matter to this project's kinds are reproduced;
  * the rest of a real server's validation is listed in docs/emulator.md.
  */
+import {
+  defaultEndpointSlice,
+  validateEndpointSlice,
+  validateEndpointSliceUpdate,
+} from './endpointslice-validation.ts';
 import { type FieldError, fieldErr } from './errors.ts';
 import {
   endpointIPProblems,
@@ -310,6 +315,8 @@ export function validateKind(r: ResourceType, obj: Obj): FieldError[] {
       return validateEvent(obj);
     case 'Pod':
       return validatePod(obj);
+    case 'EndpointSlice':
+      return validateEndpointSlice(obj);
     default:
       return [];
   }
@@ -318,6 +325,7 @@ export function validateKind(r: ResourceType, obj: Obj): FieldError[] {
 /** Immutability rules checked on update (old and new are both defaulted). */
 export function validateUpdate(r: ResourceType, oldObj: Obj, newObj: Obj): FieldError[] {
   const errs: FieldError[] = [];
+  if (r.kind === 'EndpointSlice') errs.push(...validateEndpointSliceUpdate(oldObj, newObj));
   if (r.kind === 'Secret' || r.kind === 'ConfigMap') {
     if (oldObj.immutable === true) {
       const same = (k: string) =>
@@ -417,6 +425,9 @@ export function applyDefaults(r: ResourceType, obj: Obj): void {
     }
     case 'Event':
       if (!obj.type) obj.type = 'Normal';
+      break;
+    case 'EndpointSlice':
+      defaultEndpointSlice(obj);
       break;
     default:
       break;
