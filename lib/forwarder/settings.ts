@@ -185,6 +185,14 @@ export const FORWARD_SETTINGS = [
     help: 'requests per second to each API server (burst twice that)',
   },
   {
+    flag: 'queue-qps',
+    env: 'ENDPOINT_SYNC_QUEUE_QPS',
+    type: 'integer',
+    valueName: 'N',
+    default: '500',
+    help: 'work items per second handed to the function (protects the host API server and the Lambda concurrency)',
+  },
+  {
     flag: 'log-level',
     env: 'ENDPOINT_SYNC_LOG_LEVEL',
     type: 'string',
@@ -219,6 +227,7 @@ export interface ForwardSettings {
   leaseName?: string;
   shutdownTimeoutSeconds: number;
   kubeQps: number;
+  queueQps: number;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
 }
 
@@ -339,6 +348,7 @@ export function resolveForwardSettings(
     leaderElect: bool('leader-elect'),
     shutdownTimeoutSeconds: int('shutdown-timeout', 0, 3600)!,
     kubeQps: int('kube-qps', 1, 10_000)!,
+    queueQps: int('queue-qps', 1, 100_000)!,
     logLevel: logLevel as ForwardSettings['logLevel'],
   };
   if (virtualKubeconfig !== undefined) settings.virtualKubeconfig = virtualKubeconfig;

@@ -98,6 +98,17 @@ describe('resolveForwardSettings', () => {
     }
   });
 
+  it('takes the item rate limit from --queue-qps or ENDPOINT_SYNC_QUEUE_QPS (default 500/s)', () => {
+    expect(resolveForwardSettings(required, {}).queueQps).toBe(500);
+    expect(resolveForwardSettings(required, { ENDPOINT_SYNC_QUEUE_QPS: '5000' }).queueQps).toBe(
+      5000,
+    );
+    expect(resolveForwardSettings({ ...required, 'queue-qps': '20' }, {}).queueQps).toBe(20);
+    expect(() => resolveForwardSettings({ ...required, 'queue-qps': '0' }, {})).toThrow(
+      /--queue-qps must be a whole number from 1 to 100000/,
+    );
+  });
+
   it('gives every setting a distinct ENDPOINT_SYNC_ variable', () => {
     const envs = FORWARD_SETTINGS.map((s) => s.env);
     expect(new Set(envs).size).toBe(envs.length);

@@ -111,6 +111,7 @@ const command: Command & { stop: StopSignal } = {
       maxInFlight: settings.maxInFlight,
       resyncIntervalMs: settings.resyncSeconds * 1000,
       retryBudget: settings.retryBudget,
+      queueQps: settings.queueQps,
       shutdownTimeoutMs: settings.shutdownTimeoutSeconds * 1000,
       ...(settings.metricsPort === undefined
         ? {}
