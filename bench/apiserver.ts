@@ -13,6 +13,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { startCluster } from '../lib/local/apiserver/index.ts';
+import { figure, ratioFigure } from './support/figures.ts';
 
 const ADDRESSES = 3;
 
@@ -233,6 +234,16 @@ if (process.argv[2] === '--load-child') {
   const fanBase = serializeBaseline(10_000, 10);
   const rssEmu = measureRss('emulator', 10_000);
   const rssMap = measureRss('map', 10_000);
+  ratioFigure('apiserver.create_ratio_vs_bare_http', httpRate, bareRate, {
+    name: 'apiserver.creates_per_s',
+    unit: '1/s',
+  });
+  figure('apiserver.map_writes_per_s', mapRate, '1/s');
+  ratioFigure('apiserver.watch_fanout_ratio_vs_stringify', fan, fanBase, {
+    name: 'apiserver.watch_events_per_s',
+    unit: '1/s',
+  });
+  figure('apiserver.rss_mb_10k', rssEmu, 'MB', rssMap);
   const rows = [
     [
       'HTTP creates/s, 1 watcher (target >= 5000)',

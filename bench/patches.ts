@@ -11,6 +11,7 @@ import { virtualToHostDNS } from '../lib/naming/index.ts';
 import { createExpressionEngine, type ExpressionEngine } from '../lib/patches/expression/index.ts';
 import { applyPatches, type PipelineEnv } from '../lib/patches/pipeline.ts';
 import type { EvalResult, Evaluator, ExpressionContext, ObjectRef } from '../lib/patches/types.ts';
+import { ratioFigure } from './support/figures.ts';
 
 const config = {
   networking: { advanced: { clusterDomain: 'cluster.local' } },
@@ -206,6 +207,13 @@ async function main(): Promise<void> {
     const rows = [measure(sandboxOnly, shape, MS)];
     const nat = measure(withNative, shape, MS);
     if (nat.path === 'native') rows.push(nat);
+    if (shape.name === 'virtualToHostDNS') {
+      // Per call, the path a config gets (native when the shape has a native form).
+      ratioFigure('patches.virtualToHostDNS_ratio_vs_v8', nat.median, base.median, {
+        name: 'patches.virtualToHostDNS_us',
+        unit: 'us',
+      });
+    }
     for (const r of rows) {
       console.log(
         `${shape.name.padEnd(28)}${r.path.padEnd(9)}${fmt(r.median)}${fmt(r.p99)}${Math.round(r.perSec).toString().padStart(12)}` +
@@ -218,16 +226,27 @@ async function main(): Promise<void> {
     '\npipeline: applyPatches of one Endpoints object with 5 expression patches (toHost)',
   );
   console.log(`${'evaluator'.padEnd(30)}${'objects/s'.padStart(12)}${'us/object'.padStart(12)}`);
+  const rates: Record<string, number> = {};
   for (const [name, ev] of [
     ['sandbox + native fast path', withNative],
     ['sandbox only', sandboxOnly],
     ['plain V8 (unsandboxed)', v8],
   ] as const) {
     const r = pipelineRate(ev, 3000);
+    rates[name] = r.perSec;
     console.log(
       `${name.padEnd(30)}${Math.round(r.perSec).toString().padStart(12)}${fmt(r.usPerObject, 1).padStart(12)}`,
     );
   }
+  const v8Rate = rates['plain V8 (unsandboxed)']!;
+  ratioFigure('patches.sandbox_only_ratio_vs_v8', rates['sandbox only']!, v8Rate, {
+    name: 'patches.sandbox_only_per_s',
+    unit: '1/s',
+  });
+  ratioFigure('patches.fast_path_ratio_vs_v8', rates['sandbox + native fast path']!, v8Rate, {
+    name: 'patches.fast_path_per_s',
+    unit: '1/s',
+  });
   console.log(
     `\nnative/sandbox evaluations (fast-path engine): ${withNative.stats().native}/${withNative.stats().sandbox}`,
   );

@@ -12,6 +12,7 @@ import { createExpressionEngine } from '../lib/patches/expression/index.ts';
 import { planSync } from '../lib/sync/plan.ts';
 import type { PlanInput } from '../lib/sync/plan-input.ts';
 import type { HostWrite } from '../lib/sync/types.ts';
+import { figure } from './support/figures.ts';
 
 const OBJECTS = 10_000;
 const identity = { name: 'vc', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' };
@@ -186,6 +187,10 @@ for (const r of rows) {
     `| ${r.label} | ${r.plans} | ${r.seconds.toFixed(2)} | ${Math.round(r.perSecond)} | ${(1e6 / r.perSecond).toFixed(1)} | ${r.failed} |`,
   );
 }
+// No baseline exists for a plan: the figures are context, compared with their own history.
+figure('plan.create_per_s', rows[1]!.perSecond, '1/s');
+figure('plan.in_sync_per_s', rows[3]!.perSecond, '1/s');
+figure('plan.translation_only_create_per_s', rows[0]!.perSecond, '1/s');
 const withPatches = rows[1]!.perSecond;
 console.log(
   `\ntarget >= 20000 plans/s with patches (create): ${withPatches >= 20_000 ? 'met' : 'NOT met'} (${Math.round(withPatches)})`,

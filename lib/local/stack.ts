@@ -113,6 +113,11 @@ export interface Stack {
   tenantRegistry?: string;
   /** Seals events with the demo tenant's signing key, as the forwarder does. */
   sealer: EventSealer;
+  /**
+   * The demo tenant's forwarder key (`{"tenant","keyId","key"}`, the `--signing-key-file`
+   * format), for a forwarder run as its own process against this stack (the benchmarks).
+   */
+  signingKey: { tenant: string; keyId: string; key: string };
   lambda: LambdaEndpoint;
   handler: SyncHandler;
   forwarder: Forwarder;
@@ -327,6 +332,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       configUri,
       ...(tenantRegistry ? { tenantRegistry } : {}),
       sealer,
+      signingKey: key.forwarder,
       lambda,
       handler,
       forwarder,

@@ -1,0 +1,131 @@
+/**
+ * Runs `endpoint-sync forward` as its own process against an embedded stack, as it is deployed
+ * (the production bundle, the Deployment's Node options), until its initial sync is done, and
+ * reads its memory from /proc: the forwarder-memory figures of bench/e2e.ts and bench/scale.ts.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseAllDocuments } from 'yaml';
+import { LOCAL_FUNCTION_NAME, type Stack } from '../../lib/local/stack.ts';
+
+/** VmRSS and VmHWM (peak RSS) of a process, in MB. */
+export function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) =>
+    Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/** The NODE_OPTIONS of deploy/deployment.yaml, so the child runs as the forwarder is deployed. */
+export function deployedNodeOptions(deploymentYaml: string): string {
+  for (const doc of parseAllDocuments(deploymentYaml)) {
+    const deployment = doc.toJS() as {
+      kind?: string;
+      spec?: {
+        template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } };
+      };
+    } | null;
+    if (deployment?.kind !== 'Deployment') continue;
+    const env = deployment.spec?.template?.spec?.containers?.[0]?.env ?? [];
+    return env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  }
+  return '';
+}
+
+/** What a forwarder process measured. */
+export interface ForwarderRun {
+  /** Highest VmRSS over ten samples 100 ms apart after the initial sync, and VmHWM then. */
+  mem: { rss: number; hwm: number };
+  /** Spawn -> the `initial sync done` log line. */
+  syncMs: number;
+}
+
+/**
+ * Spawns `node [nodeFlags] entry... --virtual-kubeconfig ... [extraArgs]` against `stack` and
+ * resolves when it logs `initial sync done` (its memory sampled then), after stopping it.
+ */
+export async function runForwarderProcess(
+  stack: Stack,
+  options: { entry: string[]; nodeFlags: string[]; extraArgs?: string[]; timeoutMs?: number },
+): Promise<ForwarderRun> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-forwarder-'));
+  const keyFile = join(dir, 'signing-key.json');
+  await writeFile(keyFile, JSON.stringify(stack.signingKey), { mode: 0o600 });
+  const child = spawn(
+    process.execPath,
+    [
+      ...options.nodeFlags,
+      ...options.entry,
+      '--virtual-kubeconfig',
+      stack.virtual.kubeconfigPath,
+      '--host-kubeconfig',
+      stack.host.kubeconfigPath,
+      '--function',
+      LOCAL_FUNCTION_NAME,
+      '--endpoint',
+      stack.lambda.endpoint,
+      '--region',
+      stack.lambda.region,
+      '--name',
+      stack.identity.name,
+      '--namespace',
+      stack.identity.hostNamespace,
+      '--signing-key-file',
+      keyFile,
+      '--kube-qps',
+      '1000',
+      ...(options.extraArgs ?? []),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+    },
+  );
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-2000);
+  });
+  try {
+    const start = performance.now();
+    const initialDone = new Promise<void>((resolve, reject) => {
+      let buffered = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        buffered += chunk;
+        if (buffered.includes('initial sync done')) resolve();
+        buffered = buffered.slice(-200);
+      });
+      child.once('exit', (code) =>
+        reject(new Error(`endpoint-sync forward exited with ${code}; its stderr ends:\n${stderr}`)),
+      );
+    });
+    const timeoutMs = options.timeoutMs ?? 120_000;
+    const deadline = new AbortController();
+    await Promise.race([
+      initialDone,
+      sleep(timeoutMs, undefined, { signal: deadline.signal }).then(() => {
+        throw new Error(
+          `the child forwarder did not finish its initial sync within ${timeoutMs} ms`,
+        );
+      }),
+    ]).finally(() => deadline.abort());
+    const syncMs = performance.now() - start;
+    let mem = { rss: 0, hwm: 0 };
+    for (let i = 0; i < 10; i++) {
+      const m = memoryOf(child.pid!);
+      mem = { rss: Math.max(mem.rss, m.rss), hwm: m.hwm };
+      await sleep(100);
+    }
+    return { mem, syncMs };
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+}
