@@ -6,6 +6,7 @@
  * same methods, so both see identical results and resourceVersions.
  */
 import type { KubeObject } from '../../kube/object.ts';
+import { decodeBody } from './decode-body.ts';
 import {
   alreadyExists,
   badRequest,
@@ -20,199 +21,55 @@ import {
   StatusError,
   timeout,
 } from './errors.ts';
-import { depthMessage, jsonProblem, MAX_NESTING_DEPTH } from './json-limits.ts';
-import { getOwn, setOwn } from './own.ts';
+import { EventHistory } from './event-history.ts';
+import {
+  clone,
+  gk,
+  gr,
+  isObj,
+  metaOf,
+  nameOf,
+  nsOf,
+  orderMeta,
+  rfc3339,
+  sameContent,
+} from './object-meta.ts';
 import { applyPatch, PatchError, type PatchType } from './patch.ts';
 import { nameSuffix, randomUid } from './random.ts';
+import { decodeContinue, encodeContinue, parseRv } from './resource-version.ts';
 import { apiVersionOf, RESOURCES, type ResourceType, resourceType } from './resources.ts';
-import { DecodeError, decode } from './schema.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
+import { ServiceIPs } from './service-ips.ts';
+import type {
+  DeleteOptions,
+  EventType,
+  ListOptions,
+  ListResult,
+  StoredEvent,
+  StoreOptions,
+  Subscription,
+  WatchSink,
+  WriteOptions,
+} from './store-types.ts';
 import { applyDefaults, validateKind, validateObjectMeta, validateUpdate } from './validation.ts';
+import { deliver, matchesSelectors, WatchHub } from './watch-hub.ts';
+
+export { decodeContinue, encodeContinue, parseRv } from './resource-version.ts';
+export type {
+  DeleteOptions,
+  EventType,
+  FieldValidation,
+  ListOptions,
+  ListResult,
+  Preconditions,
+  StoredEvent,
+  StoreOptions,
+  WatchSink,
+  WriteOptions,
+} from './store-types.ts';
 
 type Obj = Record<string, unknown>;
 type Meta = Record<string, unknown>;
-
-/** A watch event type. */
-export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-/** One committed change, kept in the history for watch resume. */
-export interface StoredEvent {
-  rv: number;
-  type: EventType;
-  resource: string;
-  namespace: string;
-  /** The object after the change (for DELETED: its last state, with the deletion's RV). */
-  object: Obj;
-  /** The object before the change (absent for ADDED). */
-  prev: Obj | undefined;
-}
-
-/** How unknown fields in a body are treated (the `fieldValidation` query parameter). */
-export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
-
-/** Options of a write. */
-export interface WriteOptions {
-  /** `dryRun=All`: validate and answer, store nothing, no resourceVersion change. */
-  dryRun?: boolean;
-  fieldValidation?: FieldValidation;
-  /** `status` to write only the status subresource. */
-  subresource?: string;
-  /** Warnings for the `Warning` response header are pushed here. */
-  warnings?: string[];
-}
-
-/** Preconditions of a delete (`DeleteOptions.preconditions`). */
-export interface Preconditions {
-  uid?: string;
-  resourceVersion?: string;
-}
-
-/** Options of a delete. */
-export interface DeleteOptions {
-  dryRun?: boolean;
-  preconditions?: Preconditions;
-}
-
-/** Options of a list. */
-export interface ListOptions {
-  labelSelector?: LabelSelector;
-  fieldSelector?: FieldSelector;
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: string;
-}
-
-/** A list result: stored objects (no kind/apiVersion), the list RV and pagination. */
-export interface ListResult {
-  items: Obj[];
-  resourceVersion: string;
-  continue?: string;
-  remainingItemCount?: number;
-}
-
-/** What a watch subscriber receives. */
-export interface WatchSink {
-  /** A change that passed the subscriber's filters, already translated for selectors. */
-  event(type: EventType, object: Obj, ev: StoredEvent | undefined): void;
-  /**
-   * Delivering to this subscriber threw: it has been unsubscribed (the write and every other
-   * subscriber went on). The sink should end its stream.
-   */
-  failed?(err: unknown): void;
-}
-
-interface Subscription {
-  resource: string;
-  namespace: string | undefined;
-  label: LabelSelector | undefined;
-  field: FieldSelector | undefined;
-  sink: WatchSink;
-}
-
-/** Options of the store. */
-export interface StoreOptions {
-  rand: () => number;
-  compactionWindow: number;
-  now?: () => Date;
-}
-
-const continueVersion = 'meta.k8s.io/v1';
-
-function clone<T>(v: T): T {
-  return structuredClone(v);
-}
-
-function isObj(v: unknown): v is Obj {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function gr(r: ResourceType) {
-  return { group: r.group, resource: r.name };
-}
-
-function gk(r: ResourceType) {
-  return { group: r.group, kind: r.kind };
-}
-
-function metaOf(o: Obj): Meta {
-  return (o.metadata as Meta | undefined) ?? {};
-}
-
-function nameOf(o: Obj): string {
-  return String(metaOf(o).name ?? '');
-}
-
-function nsOf(o: Obj): string {
-  return String(metaOf(o).namespace ?? '');
-}
-
-// Metadata in the field order the real server writes it.
-const metaOrder = [
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-];
-
-function orderMeta(meta: Meta): Meta {
-  const out: Meta = {};
-  for (const k of metaOrder) if (getOwn(meta, k) !== undefined) out[k] = meta[k];
-  for (const [k, v] of Object.entries(meta))
-    if (!Object.hasOwn(out, k) && v !== undefined) setOwn(out, k, v);
-  return out;
-}
-
-function stripTypeMeta(o: Obj): Obj {
-  const { apiVersion: _a, kind: _k, ...rest } = o;
-  return rest;
-}
-
-function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-function sameContent(a: Obj, b: Obj): boolean {
-  const strip = (o: Obj) => {
-    const { metadata, ...rest } = o;
-    const { resourceVersion: _rv, managedFields: _mf, ...m } = (metadata as Meta) ?? {};
-    return JSON.stringify({ m: orderMeta(m), rest });
-  };
-  return strip(a) === strip(b);
-}
-
-const MAX_UINT64 = 2n ** 64n - 1n;
-
-/**
- * Parses a resourceVersion parameter as Go's `strconv.ParseUint(v, 10, 64)` does (400 on bad
- * syntax or past uint64). Values past the current version are returned as `Infinity` rather
- * than rounded (`Number("99999999999999999999")` would be a different, smaller number).
- */
-export function parseRv(value: string): number {
-  if (!/^\d+$/.test(value)) {
-    throw badRequest(
-      `invalid resource version: strconv.ParseUint: parsing "${value}": invalid syntax`,
-    );
-  }
-  const big = BigInt(value);
-  if (big > MAX_UINT64) {
-    throw badRequest(
-      `invalid resource version: strconv.ParseUint: parsing "${value}": value out of range`,
-    );
-  }
-  return big > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(big);
-}
 
 /**
  * The object store of one emulated cluster. Stored objects are never mutated after they are
@@ -223,18 +80,13 @@ export class ClusterStore {
   readonly #rand: () => number;
   readonly #now: () => Date;
   #rv = 0;
-  #log: StoredEvent[] = [];
-  #head = 0;
-  #compactedRv = 0;
-  #window: number;
-  readonly #subs = new Set<Subscription>();
-  readonly #clusterIPs = new Set<string>();
-  #nextIP = 1;
-  #nextNodePort = 30000;
+  readonly #history: EventHistory;
+  readonly #watchers = new WatchHub();
+  readonly #serviceIPs = new ServiceIPs();
 
   constructor(options: StoreOptions) {
     this.#rand = options.rand;
-    this.#window = Math.max(1, options.compactionWindow);
+    this.#history = new EventHistory(options.compactionWindow);
     this.#now = options.now ?? (() => new Date());
     for (const r of RESOURCES) this.#tables.set(r.name, new Map());
   }
@@ -246,14 +98,12 @@ export class ClusterStore {
 
   /** The highest resourceVersion no longer in the watch history (resuming at or after it works). */
   compactedResourceVersion(): number {
-    return this.#compactedRv;
+    return this.#history.compactedRv;
   }
 
   /** Drops the whole watch history, as an etcd compaction would; older resumes then get 410. */
   compact(): void {
-    this.#log = [];
-    this.#head = 0;
-    this.#compactedRv = this.#rv;
+    this.#history.compact(this.#rv);
   }
 
   #type(resource: string): ResourceType {
@@ -316,23 +166,16 @@ export class ClusterStore {
   /** The table of `r` as it was at `rv`, rebuilt from the history; 410 if compacted. */
   #snapshotAt(r: ResourceType, rv: number, what: 'list' | 'continue'): Map<string, Obj> {
     if (rv === this.#rv) return this.#table(r);
-    if (rv < this.#compactedRv) {
+    if (rv < this.#history.compactedRv) {
       throw expired(
         what === 'continue'
           ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.'
           : 'The resourceVersion for the provided list is too old.',
       );
     }
-    const snap = new Map(this.#table(r));
-    for (let i = this.#log.length - 1; i >= this.#head; i--) {
-      const ev = this.#log[i]!;
-      if (ev.rv <= rv) break;
-      if (ev.resource !== r.name) continue;
-      const key = this.#key(r, ev.namespace, nameOf(ev.object));
-      if (ev.type === 'ADDED') snap.delete(key);
-      else if (ev.prev) snap.set(key, ev.prev);
-    }
-    return snap;
+    return this.#history.rewind(r.name, this.#table(r), rv, (ev) =>
+      this.#key(r, ev.namespace, nameOf(ev.object)),
+    );
   }
 
   /** A list with selectors, pagination and resourceVersion semantics (see docs/emulator.md). */
@@ -376,7 +219,7 @@ export class ClusterStore {
     let lastKey = '';
     for (; i < entries.length; i++) {
       const [key, o] = entries[i]!;
-      if (!this.#matches(o, opts.labelSelector, opts.fieldSelector)) continue;
+      if (!matchesSelectors(o, opts.labelSelector, opts.fieldSelector)) continue;
       if (paginate && items.length === limit) {
         const result: ListResult = {
           items,
@@ -390,17 +233,6 @@ export class ClusterStore {
       lastKey = key;
     }
     return { items, resourceVersion: String(atRv) };
-  }
-
-  #matches(o: Obj, label: LabelSelector | undefined, field: FieldSelector | undefined): boolean {
-    if (
-      label &&
-      !label.empty &&
-      !label.matches(metaOf(o).labels as Record<string, string> | undefined)
-    )
-      return false;
-    if (field && !field.empty && !field.matches(o)) return false;
-    return true;
   }
 
   #commit(
@@ -421,56 +253,9 @@ export class ClusterStore {
       object,
       prev,
     };
-    this.#log.push(ev);
-    if (this.#log.length - this.#head > this.#window) {
-      this.#compactedRv = this.#log[this.#head]!.rv;
-      this.#log[this.#head] = undefined as unknown as StoredEvent;
-      this.#head++;
-      if (this.#head > 1024 && this.#head * 2 > this.#log.length) {
-        this.#log = this.#log.slice(this.#head);
-        this.#head = 0;
-      }
-    }
-    this.#dispatch(ev);
+    this.#history.append(ev);
+    this.#watchers.dispatch(ev);
     return ev;
-  }
-
-  #dispatch(ev: StoredEvent): void {
-    for (const sub of this.#subs) {
-      // The write is already committed: a subscriber that throws must cost its own watch only,
-      // never the writer's answer or the other subscribers' events.
-      try {
-        this.#deliver(sub, ev);
-      } catch (err) {
-        this.#subs.delete(sub);
-        try {
-          sub.sink.failed?.(err);
-        } catch {
-          // Nothing more can be done for this subscriber; it is already unsubscribed.
-        }
-      }
-    }
-  }
-
-  #deliver(sub: Subscription, ev: StoredEvent): void {
-    if (sub.resource !== ev.resource) return;
-    if (sub.namespace !== undefined && sub.namespace !== ev.namespace) return;
-    if (!sub.label && !sub.field) {
-      sub.sink.event(ev.type, ev.object, ev);
-      return;
-    }
-    const now = ev.type !== 'DELETED' && this.#matches(ev.object, sub.label, sub.field);
-    const before = ev.prev !== undefined && this.#matches(ev.prev, sub.label, sub.field);
-    if (ev.type === 'DELETED') {
-      if (before) sub.sink.event('DELETED', ev.object, undefined);
-    } else if (now && before) {
-      sub.sink.event('MODIFIED', ev.object, undefined);
-    } else if (now) {
-      sub.sink.event('ADDED', ev.object, undefined);
-    } else if (before) {
-      // Leaving the selector looks like a deletion to this watcher, as on a real server.
-      sub.sink.event('DELETED', ev.object, undefined);
-    }
   }
 
   /**
@@ -495,79 +280,12 @@ export class ClusterStore {
     };
     if (from === 'initial') {
       for (const [, o] of this.#sortedItems(r, namespace, this.#table(r))) {
-        if (this.#matches(o, sub.label, sub.field)) sink.event('ADDED', o, undefined);
+        if (matchesSelectors(o, sub.label, sub.field)) sink.event('ADDED', o, undefined);
       }
     } else if (typeof from === 'number') {
-      if (from < this.#compactedRv) {
-        throw expired(`too old resource version: ${from} (${this.#compactedRv})`);
-      }
-      let lo = this.#head;
-      let hi = this.#log.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (this.#log[mid]!.rv <= from) lo = mid + 1;
-        else hi = mid;
-      }
-      for (let i = lo; i < this.#log.length; i++) this.#deliver(sub, this.#log[i]!);
+      for (const ev of this.#history.after(from)) deliver(sub, ev);
     }
-    this.#subs.add(sub);
-    return () => {
-      this.#subs.delete(sub);
-    };
-  }
-
-  #checkTypeMeta(r: ResourceType, body: Obj): void {
-    const expected = apiVersionOf(r);
-    if (body.apiVersion !== undefined && body.apiVersion !== '' && body.apiVersion !== expected) {
-      throw badRequest(
-        `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${expected})`,
-      );
-    }
-    if (body.kind !== undefined && body.kind !== '' && body.kind !== r.kind) {
-      throw badRequest(
-        `${String(body.kind)} in version "${r.version}" cannot be handled as a ${r.kind}: no kind "${String(body.kind)}" is registered for version "${expected}" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"`,
-      );
-    }
-  }
-
-  #decode(r: ResourceType, body: unknown, opts: WriteOptions): Obj {
-    if (!isObj(body)) {
-      throw badRequest(
-        `the object provided is unrecognized (must be of type ${r.kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
-      );
-    }
-    // Also covers in-process callers and the results of patches, which no body check saw.
-    const tooDeep = jsonProblem(body, { maxDepth: MAX_NESTING_DEPTH, jsonTypesOnly: false });
-    if (tooDeep) {
-      throw badRequest(
-        `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${depthMessage(tooDeep)}`,
-      );
-    }
-    this.#checkTypeMeta(r, body);
-    let decoded: ReturnType<typeof decode>;
-    try {
-      decoded = decode(r.kind, body);
-    } catch (err) {
-      if (err instanceof DecodeError) {
-        throw badRequest(
-          `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${err.message}`,
-        );
-      }
-      throw err;
-    }
-    if (decoded.unknownFields.length > 0) {
-      const mode = opts.fieldValidation ?? 'Warn';
-      if (mode === 'Strict') {
-        throw badRequest(
-          `strict decoding error: ${decoded.unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`,
-        );
-      }
-      if (mode === 'Warn')
-        for (const f of decoded.unknownFields) opts.warnings?.push(`unknown field "${f}"`);
-    }
-    const obj = stripTypeMeta(decoded.value);
-    obj.metadata = isObj(obj.metadata) ? { ...obj.metadata } : {};
-    return obj;
+    return this.#watchers.add(sub);
   }
 
   #requireNamespace(r: ResourceType, ns: string | undefined): void {
@@ -588,53 +306,6 @@ export class ClusterStore {
       meta.namespace = ns;
     } else if (meta.namespace) {
       delete meta.namespace;
-    }
-  }
-
-  #allocateServiceIPs(spec: Obj, errs: FieldError[]): void {
-    if (spec.type === 'ExternalName') {
-      delete spec.clusterIP;
-      delete spec.clusterIPs;
-      return;
-    }
-    const requested = typeof spec.clusterIP === 'string' ? spec.clusterIP : '';
-    if (requested === 'None') {
-      spec.clusterIPs = ['None'];
-    } else if (requested) {
-      if (this.#clusterIPs.has(requested)) {
-        errs.push(
-          fieldErr.invalid(
-            'spec.clusterIPs',
-            [requested],
-            `failed to allocate IP ${requested}: provided IP is already allocated`,
-          ),
-        );
-        return;
-      }
-      spec.clusterIPs = [requested];
-    } else {
-      let ip = '';
-      do {
-        const n = this.#nextIP++;
-        ip = `10.96.${(n >> 8) & 255}.${n & 255}`;
-      } while (this.#clusterIPs.has(ip));
-      spec.clusterIP = ip;
-      spec.clusterIPs = [ip];
-    }
-    if (!spec.ipFamilies) spec.ipFamilies = ['IPv4'];
-    if (!spec.ipFamilyPolicy) spec.ipFamilyPolicy = 'SingleStack';
-    if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') {
-      for (const p of (spec.ports as Obj[] | undefined) ?? []) {
-        if (!p.nodePort) p.nodePort = this.#nextNodePort++;
-      }
-    }
-  }
-
-  #claimServiceIP(o: Obj, claim: boolean): void {
-    const ip = (o.spec as Obj | undefined)?.clusterIP;
-    if (typeof ip === 'string' && ip && ip !== 'None') {
-      if (claim) this.#clusterIPs.add(ip);
-      else this.#clusterIPs.delete(ip);
     }
   }
 
@@ -676,7 +347,7 @@ export class ClusterStore {
     body: unknown,
     opts: WriteOptions,
   ): Obj {
-    const obj = this.#decode(r, body, opts);
+    const obj = decodeBody(r, body, opts);
     this.#setNamespace(r, obj, namespace);
     return this.#createDecoded(r, namespace, obj, opts, true);
   }
@@ -706,13 +377,13 @@ export class ClusterStore {
     if (this.#table(r).has(key)) throw alreadyExists(gr(r), name);
     if (r.kind === 'Service') {
       const ipErrs: FieldError[] = [];
-      this.#allocateServiceIPs(obj.spec as Obj, ipErrs);
+      this.#serviceIPs.allocate(obj.spec as Obj, ipErrs);
       if (ipErrs.length > 0) throw invalid(gk(r), name, ipErrs);
     }
     this.#stamp(r, obj, !!opts.dryRun);
     if (opts.dryRun) return obj;
     this.#rv++;
-    if (r.kind === 'Service') this.#claimServiceIP(obj, true);
+    if (r.kind === 'Service') this.#serviceIPs.claim(obj, true);
     this.#commit('ADDED', r, key, obj, undefined);
     return obj;
   }
@@ -739,7 +410,7 @@ export class ClusterStore {
     body: unknown,
     opts: WriteOptions,
   ): { object: Obj; created: boolean } {
-    const obj = this.#decode(r, body, opts);
+    const obj = decodeBody(r, body, opts);
     const meta = metaOf(obj);
     const bodyName = String(meta.name ?? '');
     if (bodyName !== name) {
@@ -903,7 +574,7 @@ export class ClusterStore {
       }
       throw err;
     }
-    const obj = this.#decode(r, patched, opts);
+    const obj = decodeBody(r, patched, opts);
     const meta = metaOf(obj);
     if (String(meta.name ?? '') !== name) {
       throw badRequest(
@@ -915,7 +586,7 @@ export class ClusterStore {
   }
 
   #remove(r: ResourceType, key: string, last: Obj, prev: Obj): void {
-    if (r.kind === 'Service') this.#claimServiceIP(prev, false);
+    if (r.kind === 'Service') this.#serviceIPs.claim(prev, false);
     this.#commit('DELETED', r, key, last, prev);
   }
 
@@ -1013,34 +684,6 @@ export class ClusterStore {
     });
     return items.map((o) =>
       this.deleteObject(r, nsOf(o) || undefined, nameOf(o), opts.dryRun ? { dryRun: true } : {}),
-    );
-  }
-}
-
-/** The opaque continue token: base64 of `{"v","rv","start"}` like the real server's. */
-export function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: continueVersion, rv, start })).toString('base64url');
-}
-
-/** Decodes a continue token; a malformed one is a 400. */
-export function decodeContinue(token: string): { rv: number; start: string } {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
-      v?: unknown;
-      rv?: unknown;
-      start?: unknown;
-    };
-    if (
-      parsed.v !== continueVersion ||
-      typeof parsed.rv !== 'number' ||
-      typeof parsed.start !== 'string'
-    ) {
-      throw new Error('bad token');
-    }
-    return { rv: parsed.rv, start: parsed.start };
-  } catch {
-    throw badRequest(
-      'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
     );
   }
 }

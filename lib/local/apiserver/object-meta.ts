@@ -1,0 +1,94 @@
+/**
+ * Object metadata as the emulated store writes it: field order of `metadata` like the real
+ * server's, RFC 3339 timestamps, and the "did anything change" comparison that lets a no-op
+ * update keep its resourceVersion, as etcd does.
+ */
+import { getOwn, setOwn } from './own.ts';
+import type { ResourceType } from './resources.ts';
+
+type Obj = Record<string, unknown>;
+type Meta = Record<string, unknown>;
+
+/** A deep copy (stored objects are never handed out by reference to be changed). */
+export function clone<T>(v: T): T {
+  return structuredClone(v);
+}
+
+/** Whether `v` is a JSON object (not null, not an array). */
+export function isObj(v: unknown): v is Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The group and resource of `r`, for NotFound/Conflict details. */
+export function gr(r: ResourceType) {
+  return { group: r.group, resource: r.name };
+}
+
+/** The group and kind of `r`, for Invalid details. */
+export function gk(r: ResourceType) {
+  return { group: r.group, kind: r.kind };
+}
+
+/** `o.metadata`, or an empty object. */
+export function metaOf(o: Obj): Meta {
+  return (o.metadata as Meta | undefined) ?? {};
+}
+
+/** `metadata.name` as a string. */
+export function nameOf(o: Obj): string {
+  return String(metaOf(o).name ?? '');
+}
+
+/** `metadata.namespace` as a string ('' for cluster-scoped objects). */
+export function nsOf(o: Obj): string {
+  return String(metaOf(o).namespace ?? '');
+}
+
+// Metadata in the field order the real server writes it.
+const metaOrder = [
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+];
+
+/** `meta` with its fields in the order the real server writes them, undefined ones dropped. */
+export function orderMeta(meta: Meta): Meta {
+  const out: Meta = {};
+  for (const k of metaOrder) if (getOwn(meta, k) !== undefined) out[k] = meta[k];
+  for (const [k, v] of Object.entries(meta))
+    if (!Object.hasOwn(out, k) && v !== undefined) setOwn(out, k, v);
+  return out;
+}
+
+/** `o` without `kind` and `apiVersion` (stored objects do not carry them). */
+export function stripTypeMeta(o: Obj): Obj {
+  const { apiVersion: _a, kind: _k, ...rest } = o;
+  return rest;
+}
+
+/** A timestamp as the API writes it: RFC 3339, whole seconds, UTC. */
+export function rfc3339(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Whether two stored objects differ only in resourceVersion and managedFields. */
+export function sameContent(a: Obj, b: Obj): boolean {
+  const strip = (o: Obj) => {
+    const { metadata, ...rest } = o;
+    const { resourceVersion: _rv, managedFields: _mf, ...m } = (metadata as Meta) ?? {};
+    return JSON.stringify({ m: orderMeta(m), rest });
+  };
+  return strip(a) === strip(b);
+}

@@ -1,0 +1,76 @@
+/**
+ * Fan-out of committed changes to watch subscribers, with the watch cache's selector semantics:
+ * an object that stops matching a subscriber's selectors is sent as DELETED, one that starts
+ * matching as ADDED. A subscriber that throws loses its own watch only.
+ */
+import type { FieldSelector, LabelSelector } from './selectors.ts';
+import type { StoredEvent, Subscription } from './store-types.ts';
+
+type Obj = Record<string, unknown>;
+
+/** Whether `o` matches both selectors (an absent or empty selector matches everything). */
+export function matchesSelectors(
+  o: Obj,
+  label: LabelSelector | undefined,
+  field: FieldSelector | undefined,
+): boolean {
+  if (label && !label.empty) {
+    const meta = o.metadata as Record<string, unknown> | undefined;
+    if (!label.matches(meta?.labels as Record<string, string> | undefined)) return false;
+  }
+  if (field && !field.empty && !field.matches(o)) return false;
+  return true;
+}
+
+/** The open subscriptions of one store. */
+export class WatchHub {
+  readonly #subs = new Set<Subscription>();
+
+  /** Starts delivering to `sub`; returns the unsubscribe function. */
+  add(sub: Subscription): () => void {
+    this.#subs.add(sub);
+    return () => {
+      this.#subs.delete(sub);
+    };
+  }
+
+  /** Offers a committed change to every subscriber. */
+  dispatch(ev: StoredEvent): void {
+    for (const sub of this.#subs) {
+      // The write is already committed: a subscriber that throws must cost its own watch only,
+      // never the writer's answer or the other subscribers' events.
+      try {
+        deliver(sub, ev);
+      } catch (err) {
+        this.#subs.delete(sub);
+        try {
+          sub.sink.failed?.(err);
+        } catch {
+          // Nothing more can be done for this subscriber; it is already unsubscribed.
+        }
+      }
+    }
+  }
+}
+
+/** Sends `ev` to `sub` if it concerns it, translated for its selectors. */
+export function deliver(sub: Subscription, ev: StoredEvent): void {
+  if (sub.resource !== ev.resource) return;
+  if (sub.namespace !== undefined && sub.namespace !== ev.namespace) return;
+  if (!sub.label && !sub.field) {
+    sub.sink.event(ev.type, ev.object, ev);
+    return;
+  }
+  const now = ev.type !== 'DELETED' && matchesSelectors(ev.object, sub.label, sub.field);
+  const before = ev.prev !== undefined && matchesSelectors(ev.prev, sub.label, sub.field);
+  if (ev.type === 'DELETED') {
+    if (before) sub.sink.event('DELETED', ev.object, undefined);
+  } else if (now && before) {
+    sub.sink.event('MODIFIED', ev.object, undefined);
+  } else if (now) {
+    sub.sink.event('ADDED', ev.object, undefined);
+  } else if (before) {
+    // Leaving the selector looks like a deletion to this watcher, as on a real server.
+    sub.sink.event('DELETED', ev.object, undefined);
+  }
+}
