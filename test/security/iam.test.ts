@@ -16,7 +16,16 @@ interface Statement {
   Resource: unknown;
 }
 
-async function statements(params: string[]): Promise<Statement[]> {
+interface Printed {
+  provider: { iam: { role: { statements: Statement[] } } };
+  resources: {
+    Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    Outputs: Record<string, { Value: unknown }>;
+    Parameters: Record<string, { Default: string }>;
+  };
+}
+
+async function printed(params: string[]): Promise<Printed> {
   const { stdout } = await run(
     process.execPath,
     [
@@ -28,25 +37,32 @@ async function statements(params: string[]): Promise<Statement[]> {
     ],
     { env: { ...process.env, SLS_TELEMETRY_DISABLED: '1' }, timeout: 60_000 },
   );
-  const doc = JSON.parse(stdout.slice(stdout.indexOf('{'))) as {
-    provider: { iam: { role: { statements: Statement[] } } };
-  };
-  return doc.provider.iam.role.statements;
+  return JSON.parse(stdout.slice(stdout.indexOf('{'))) as Printed;
 }
 
-/** A resource as one string (`Fn::Join` flattened, `Ref`s shown as `{Ref}`). */
+async function statements(params: string[]): Promise<Statement[]> {
+  return (await printed(params)).provider.iam.role.statements;
+}
+
+/** A resource as one string (`Fn::Sub` as written, `Fn::Join` flattened, `Ref`s as `${Ref}`). */
 function flatten(resource: unknown): string[] {
   if (typeof resource === 'string') return [resource];
   if (Array.isArray(resource)) return resource.flatMap(flatten);
+  const sub = (resource as { 'Fn::Sub'?: string })['Fn::Sub'];
+  if (typeof sub === 'string') return [sub];
   const join = (resource as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
   if (join) {
     const [sep, parts] = join;
     return [
-      parts.map((p) => (typeof p === 'string' ? p : `{${(p as { Ref: string }).Ref}}`)).join(sep),
+      parts.map((p) => (typeof p === 'string' ? p : `\${${(p as { Ref: string }).Ref}}`)).join(sep),
     ];
   }
   throw new Error(`unexpected resource ${JSON.stringify(resource)}`);
 }
+
+/** The config bucket's ARN prefix as the template writes it (`Fn::Sub` syntax, not JavaScript's). */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's ${AWS::Partition}
+const S3_ARN = 'arn:${AWS::Partition}:s3:::endpoint-sync-config/';
 
 function actions(s: Statement): string[] {
   return typeof s.Action === 'string' ? [s.Action] : s.Action;
@@ -54,11 +70,11 @@ function actions(s: Statement): string[] {
 
 describe('the function role (serverless.yml)', () => {
   it.each([
-    ['one tenant', [], ['arn:aws:s3:::endpoint-sync-config/config.yaml']],
+    ['one tenant', [], [`${S3_ARN}config.yaml`]],
     [
       'many tenants',
       ['tenantRegistry=s3://endpoint-sync-config/tenants/', 'tenantObjects=tenants/*'],
-      ['arn:aws:s3:::endpoint-sync-config/tenants/*'],
+      [`${S3_ARN}tenants/*`],
     ],
   ])(
     'grants only reads of named objects and secrets (%s)',
@@ -74,12 +90,17 @@ describe('the function role (serverless.yml)', () => {
       for (const s of list) {
         for (const r of flatten(s.Resource)) {
           expect(r).not.toBe('*');
-          expect(r).not.toMatch(/^arn:aws:s3:::[^/]+\/\*$/); // never a whole bucket
+          // The partition comes from the stack (aws, aws-cn, aws-us-gov), never written down.
+          expect(r).toMatch(/^arn:\$\{AWS::Partition\}:/);
+          expect(r).not.toMatch(/^arn:[^:]+:s3:::[^/]+\/\*$/); // never a whole bucket
           if (actions(s).includes('s3:GetObject'))
-            expect(r).toMatch(/^arn:aws:s3:::endpoint-sync-config\//);
+            expect(r).toMatch(/^arn:\$\{AWS::Partition\}:s3:::endpoint-sync-config\//);
+          // A named secret is matched exactly: Secrets Manager appends '-' and six characters,
+          // so '-??????' is that secret alone where '-*' also matched every secret whose name
+          // starts with it (host-kubeconfig-old, marker-keys-2027). A prefix ends in '/*'.
           else
             expect(r).toMatch(
-              /^arn:aws:secretsmanager:\{AWS::Region\}:\{AWS::AccountId\}:secret:endpoint-sync\/[a-z/-]+(\*|-\*)$/,
+              /^arn:\$\{AWS::Partition\}:secretsmanager:\$\{AWS::Region\}:\$\{AWS::AccountId\}:secret:endpoint-sync\/([a-z-]+-\?{6}|[a-z-]+\/\*)$/,
             );
         }
       }
@@ -94,11 +115,44 @@ describe('the function role (serverless.yml)', () => {
       expect(secrets).toEqual(
         expect.arrayContaining([
           expect.stringMatching(/:secret:endpoint-sync\/tenants\/\*$/),
-          expect.stringMatching(/:secret:endpoint-sync\/marker-keys-\*$/),
-          expect.stringMatching(/:secret:endpoint-sync\/host-kubeconfig-\*$/),
+          expect.stringMatching(/:secret:endpoint-sync\/marker-keys-\?{6}$/),
+          expect.stringMatching(/:secret:endpoint-sync\/host-kubeconfig-\?{6}$/),
         ]),
       );
       expect(secrets).toHaveLength(3);
+    },
+    60_000,
+  );
+});
+
+describe("the forwarder's policy (serverless.yml resources)", () => {
+  it.each([
+    ['no role given: created and output for the operator', [], undefined],
+    ['a role given: also attached to it', ['forwarderRole=vc-forwarder'], 'vc-forwarder'],
+  ])(
+    'allows lambda:InvokeFunction on the sync function only (%s)',
+    async (_mode, params, role) => {
+      const { Resources, Outputs, Parameters } = (await printed(params as string[])).resources;
+      const policy = Resources['ForwarderInvokePolicy']!;
+      expect(policy.Type).toBe('AWS::IAM::ManagedPolicy');
+      const document = policy.Properties['PolicyDocument'] as { Statement: Statement[] };
+      expect(document.Statement).toEqual([
+        {
+          Effect: 'Allow',
+          Action: 'lambda:InvokeFunction',
+          Resource: { 'Fn::GetAtt': ['SyncLambdaFunction', 'Arn'] },
+        },
+      ]);
+      expect(Outputs['ForwarderInvokePolicyArn']?.Value).toEqual({ Ref: 'ForwarderInvokePolicy' });
+      // Attached only to the role the operator names (a stack parameter defaulting to the param).
+      expect(policy.Properties['Roles']).toEqual({
+        'Fn::If': [
+          'AttachForwarderPolicy',
+          [{ Ref: 'ForwarderRoleName' }],
+          { Ref: 'AWS::NoValue' },
+        ],
+      });
+      expect(Parameters['ForwarderRoleName']?.Default).toBe(role ?? '');
     },
     60_000,
   );
