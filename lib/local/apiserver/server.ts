@@ -174,10 +174,15 @@ function tooManyWatches(max: number): StatusError {
   );
 }
 
+/**
+ * A boolean query parameter as kube-apiserver converts it (`Convert_Slice_string_To_bool`): its
+ * first value is false when `0` or `false` in any case, and true otherwise, even empty. The Python
+ * client sends `watch=True`; reading only `true`/`1` answered it a plain list.
+ */
 function flag(q: URLSearchParams, name: string): boolean | undefined {
   const v = q.get(name);
   if (v === null) return undefined;
-  return v === 'true' || v === '1';
+  return !(v === '0' || v.toLowerCase() === 'false');
 }
 
 function selectors(
