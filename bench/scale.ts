@@ -1,0 +1,309 @@
+/**
+ * The forwarder and the pipeline at scale: 1k, 10k, 50k and 100k selector-less Endpoints (with
+ * their Services) in 50 Endpoints per namespace (2,000 namespaces at 100k), each point in a
+ * fresh process of its own:
+ *
+ *  - initial sync: the production forwarder bundle as its own process (the Deployment's Node
+ *    options, but a 4 GiB heap limit so that the figure is what it needs, not where its limit
+ *    stops it; `--queue-qps 100000`, so the rate limit meant for a shared host does not set the
+ *    pace) against the embedded stack; measured from its spawn to the Nth host copy committed in
+ *    the host emulator; baseline: the same N host copies created through the client layer
+ *    (`lib/kube`, 32 at once) into a fresh emulator;
+ *  - forwarder RSS after its initial sync (VmRSS, and the peak VmHWM), beside an idle `node`;
+ *  - RSS growth per object: the least-squares slope of RSS over the points.
+ *
+ * It prints progress while it runs, records the `scale.*` figures, and writes the plot of sync
+ * time and RSS against object count to docs/performance-scale.svg.
+ *
+ * Run: node bench/scale.ts   (SCALE_BENCH_POINTS=1000,5000 for a short run; SCALE_BENCH_PLOT=FILE
+ * writes the plot elsewhere, '' for none). See docs/performance.md.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import {
+  createKubeClient,
+  RESOURCES as KUBE_RESOURCES,
+  kubeConfigFromString,
+} from '../lib/kube/index.ts';
+import type { KubeObject } from '../lib/kube/object.ts';
+import { RESOURCES as EMULATED, startCluster } from '../lib/local/apiserver/index.ts';
+import { startStack } from '../lib/local/stack.ts';
+import { buildForwarder, FORWARDER_BUNDLE } from '../scripts/build-forwarder.ts';
+import { figure, ratioFigure } from './support/figures.ts';
+import { deployedNodeOptions, memoryOf, runForwarderProcess } from './support/forwarder-process.ts';
+import { lineChart } from './support/plot.ts';
+
+const PER_NAMESPACE = 50;
+const BASELINE_CONCURRENCY = 32;
+const POINTS = (process.env['SCALE_BENCH_POINTS'] ?? '1000,10000,50000,100000')
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
+const PLOT =
+  process.env['SCALE_BENCH_PLOT'] ??
+  fileURLToPath(new URL('../docs/performance-scale.svg', import.meta.url));
+const SELF = fileURLToPath(import.meta.url);
+
+/** What one point measured. */
+interface Point {
+  objects: number;
+  syncMs: number;
+  baselineMs: number;
+  rss: number;
+  hwm: number;
+  bareRss: number;
+}
+
+function progress(text: string): void {
+  process.stderr.write(`[scale ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+}
+
+/** `1000` -> `1k`, for figure names. */
+function short(n: number): string {
+  return n % 1000 === 0 ? `${n / 1000}k` : String(n);
+}
+
+/** The forwarder's Node options as deployed, with the heap limit raised (see the header). */
+function nodeFlags(): string[] {
+  const deployed = deployedNodeOptions(
+    readFileSync(new URL('../deploy/deployment.yaml', import.meta.url), 'utf8'),
+  );
+  return [
+    ...deployed.split(' ').filter((f) => f && !f.startsWith('--max-old-space-size')),
+    '--max-old-space-size=4096',
+  ];
+}
+
+/** Runs every mutation of `items` with `concurrency` at once. */
+async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+/** RSS of an idle `node` process, in MB (what any Node process costs). */
+async function bareNodeRss(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], {
+    stdio: 'ignore',
+  });
+  await sleep(1_000);
+  const { rss } = memoryOf(child.pid!);
+  child.kill('SIGKILL');
+  return rss;
+}
+
+/** One point, in this (child) process: prints its {@link Point} as JSON on stdout. */
+async function runPoint(objects: number): Promise<void> {
+  const stack = await startStack({
+    startForwarder: false,
+    forwarder: { resyncIntervalMs: 3_600_000 },
+  });
+  const hostNamespace = stack.identity.hostNamespace;
+  let copies: KubeObject[] = [];
+  let syncMs = 0;
+  let rss = 0;
+  let hwm = 0;
+  try {
+    const virtual = stack.virtual.emulator!.store;
+    const host = stack.host.emulator!.store;
+    const namespaces = Math.max(1, Math.ceil(objects / PER_NAMESPACE));
+    progress(`${objects}: loading ${objects} Endpoints and Services in ${namespaces} namespaces`);
+    for (let n = 0; n < namespaces; n++) {
+      virtual.create('namespaces', undefined, { metadata: { name: `ns-${n}` } });
+    }
+    for (let i = 0; i < objects; i++) {
+      const namespace = `ns-${i % namespaces}`;
+      const name = `svc-${i}`;
+      virtual.create('services', namespace, {
+        metadata: { name, namespace },
+        spec: { ports: [{ name: 'tcp', port: 5432, protocol: 'TCP' }] },
+      });
+      virtual.create('endpoints', namespace, {
+        metadata: { name, namespace, labels: { app: name, tier: 'backend' } },
+        subsets: [
+          {
+            addresses: Array.from({ length: 3 }, (_, a) => ({
+              ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+              targetRef: { kind: 'Pod', name: `${name}-${a}`, namespace },
+            })),
+            ports: [{ name: 'tcp', port: 5432, protocol: 'TCP' }],
+          },
+        ],
+      });
+    }
+    let committed = 0;
+    let start = 0;
+    const unwatch = host.watch(
+      EMULATED.find((r) => r.name === 'endpoints')!,
+      hostNamespace,
+      undefined,
+      undefined,
+      'now',
+      {
+        event(type) {
+          if (type !== 'ADDED') return;
+          committed++;
+          if (committed === objects) syncMs = performance.now() - start;
+        },
+      },
+    );
+    const ticker = setInterval(() => {
+      if (start > 0) {
+        progress(
+          `${objects}: ${committed}/${objects} host copies after ${((performance.now() - start) / 1000).toFixed(0)} s`,
+        );
+      }
+    }, 5_000);
+    try {
+      progress(`${objects}: starting the forwarder process`);
+      start = performance.now();
+      const run = await runForwarderProcess(stack, {
+        entry: [fileURLToPath(new URL(`../${FORWARDER_BUNDLE}`, import.meta.url))],
+        nodeFlags: nodeFlags(),
+        extraArgs: ['--queue-qps', '100000', '--resync', '0', '--log-level', 'INFO'],
+        timeoutMs: 120_000 + objects * 10,
+      });
+      rss = run.mem.rss;
+      hwm = run.mem.hwm;
+      if (committed < objects) throw new Error(`only ${committed} of ${objects} host copies`);
+    } finally {
+      clearInterval(ticker);
+      unwatch();
+    }
+    copies = host.list('endpoints', hostNamespace).map((o) => {
+      const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ...metadata } = o.metadata;
+      return { ...o, metadata: { ...metadata, namespace: 'bench-baseline' } } as KubeObject;
+    });
+  } finally {
+    await stack.close();
+  }
+
+  progress(`${objects}: baseline, ${copies.length} creates through lib/kube`);
+  const cluster = await startCluster({ name: 'baseline', namespaces: ['bench-baseline'] });
+  const client = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
+    qps: Number.POSITIVE_INFINITY,
+  });
+  let baselineMs = 0;
+  try {
+    const t = performance.now();
+    await pool(copies, BASELINE_CONCURRENCY, async (o) => {
+      await client.create(KUBE_RESOURCES.endpoints, o);
+    });
+    baselineMs = performance.now() - t;
+  } finally {
+    await client.close();
+    await cluster.close();
+  }
+  const point: Point = { objects, syncMs, baselineMs, rss, hwm, bareRss: await bareNodeRss() };
+  process.stdout.write(`${JSON.stringify(point)}\n`);
+}
+
+/** Runs one point in a fresh process with room for two emulators of that size. */
+async function spawnPoint(objects: number): Promise<Point> {
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', '--max-old-space-size=8192', SELF, '--point', String(objects)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`the ${objects}-object point exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').pop()!) as Point;
+}
+
+/** Least-squares slope of y over x. */
+function slope(points: { x: number; y: number }[]): number {
+  const n = points.length;
+  const mx = points.reduce((s, p) => s + p.x, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  const num = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
+  const den = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
+  return den === 0 ? 0 : num / den;
+}
+
+async function main(): Promise<void> {
+  await buildForwarder();
+  const points: Point[] = [];
+  for (const objects of POINTS) {
+    const p = await spawnPoint(objects);
+    points.push(p);
+    const tag = short(objects);
+    ratioFigure(`scale.initial_sync_ratio_${tag}`, p.syncMs, p.baselineMs, {
+      name: `scale.initial_sync_ms_${tag}`,
+      unit: 'ms',
+    });
+    figure(`scale.forwarder_rss_mb_${tag}`, p.rss, 'MB', p.bareRss);
+    figure(`scale.forwarder_peak_rss_mb_${tag}`, p.hwm, 'MB', p.bareRss);
+    progress(
+      `${objects}: sync ${(p.syncMs / 1000).toFixed(1)} s (baseline ${(p.baselineMs / 1000).toFixed(1)} s), forwarder RSS ${p.rss.toFixed(0)} MB`,
+    );
+  }
+  const growth =
+    points.length > 1
+      ? (slope(points.map((p) => ({ x: p.objects, y: p.rss }))) * 1024 * 1024) / 1024
+      : Number.NaN;
+  if (Number.isFinite(growth)) figure('scale.forwarder_rss_growth_kib_per_object', growth, 'KiB');
+
+  const header = ['objects', 'initial sync', 'direct writes', 'ratio', 'forwarder RSS', 'peak RSS'];
+  const rows = points.map((p) => [
+    String(p.objects),
+    `${(p.syncMs / 1000).toFixed(2)} s`,
+    `${(p.baselineMs / 1000).toFixed(2)} s`,
+    `${(p.syncMs / p.baselineMs).toFixed(2)}x`,
+    `${p.rss.toFixed(0)} MB`,
+    `${p.hwm.toFixed(0)} MB`,
+  ]);
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+  const line = (r: string[]) => r.map((cell, c) => cell.padStart(widths[c]!)).join('  ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) console.log(line(r));
+  console.log(
+    `RSS growth per object (least squares): ${Number.isFinite(growth) ? `${growth.toFixed(2)} KiB` : 'needs two points'}; idle node: ${points[0]?.bareRss.toFixed(0)} MB; targets: ratio <= 1.5, RSS at 100k <= 400 MB`,
+  );
+
+  if (PLOT && points.length > 0) {
+    writeFileSync(
+      PLOT,
+      lineChart({
+        title: 'endpoint-sync at scale: initial sync and forwarder memory',
+        xLabel: 'Endpoints in the virtual cluster',
+        leftLabel: 'seconds',
+        rightLabel: 'forwarder RSS, MB',
+        series: [
+          {
+            label: 'initial sync',
+            axis: 'left',
+            color: '#1f77b4',
+            points: points.map((p) => ({ x: p.objects, y: p.syncMs / 1000 })),
+          },
+          {
+            label: 'direct writes',
+            axis: 'left',
+            color: '#1f77b4',
+            dashed: true,
+            points: points.map((p) => ({ x: p.objects, y: p.baselineMs / 1000 })),
+          },
+          {
+            label: 'forwarder RSS',
+            axis: 'right',
+            color: '#d62728',
+            points: points.map((p) => ({ x: p.objects, y: p.rss })),
+          },
+        ],
+      }),
+    );
+    console.log(`plot written to ${PLOT}`);
+  }
+}
+
+if (process.argv[2] === '--point') await runPoint(Number(process.argv[3]));
+else await main();
