@@ -79,6 +79,10 @@ export interface StackOptions {
   forwarder?: Partial<Omit<ForwarderOptions, 'virtual' | 'host' | 'invoker' | 'identity'>>;
   /** Failures injected at the Lambda invoke endpoint (chaos tests). */
   lambdaFaults?: FaultInjection;
+  /** Port of the local S3 server on 127.0.0.1 (default 0: a free one). */
+  s3Port?: number;
+  /** Port of the local Lambda endpoint on 127.0.0.1 (default 0: a free one). */
+  lambdaPort?: number;
   /** How often the function rechecks the configuration object (default 1 s). */
   configRevalidateMs?: number;
   /** Client-side rate limit of each Kubernetes client (default unlimited against emulators). */
@@ -219,7 +223,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const file = options.configFile;
       putConfig = (text) => writeFile(file, text);
     } else {
-      const store = await startObjectStore({ buckets: [LOCAL_CONFIG_BUCKET] });
+      const store = await startObjectStore({
+        buckets: [LOCAL_CONFIG_BUCKET],
+        ...(options.s3Port === undefined ? {} : { port: options.s3Port }),
+      });
       objectStore = store;
       closers.push(() => store.close());
       await store.put(
@@ -290,6 +297,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const lambda = await startLambdaEndpoint({
       functions: { [LOCAL_FUNCTION_NAME]: (event, context) => handler(event, context) },
       ...(options.lambdaFaults ? { faults: options.lambdaFaults } : {}),
+      ...(options.lambdaPort === undefined ? {} : { port: options.lambdaPort }),
     });
     closers.push(() => lambda.close());
 

@@ -7,6 +7,7 @@ import type { DispatchedResult, ParkedItem } from '../../forwarder/dispatcher.ts
 import { createLogger } from '../../forwarder/logger.ts';
 import { NotFoundError, RESOURCES } from '../../kube/index.ts';
 import type { KubeObject } from '../../kube/object.ts';
+import { stackBanner } from '../../local/banner.ts';
 import { createObjects, DEMO_OBJECTS } from '../../local/demo.ts';
 import { LOCAL_FUNCTION_NAME, type Stack, startStack } from '../../local/stack.ts';
 import { type Command, type CommandIO, UsageError } from '../command.ts';
@@ -14,7 +15,7 @@ import { processSignals, type StopSignal } from '../signals.ts';
 
 const usage = `Usage: endpoint-sync dev [--config FILE] [--virtual-kubeconfig FILE] [--host-kubeconfig FILE]
                          [--name VC_NAME] [--namespace HOST_NS] [--no-demo] [--kubeconfig-dir DIR]
-                         [--metrics-port N] [--verbose]
+                         [--metrics-port N] [--s3-port N] [--lambda-port N] [--verbose]
 
 Runs the whole pipeline on this machine: two emulated Kubernetes clusters (virtual and host), a
 local S3 server holding the configuration (examples/endpoints.yaml), the sync function behind a
@@ -33,6 +34,10 @@ Flags:
       --kubeconfig-dir DIR       where to write the emulated clusters' kubeconfigs (default: a
                                  new temporary directory)
       --metrics-port N           serve the forwarder's /metrics, /healthz, /readyz on this port
+      --s3-port N                port of the local S3 server (env ENDPOINT_SYNC_S3_PORT;
+                                 default: a free one, printed at start)
+      --lambda-port N            port of the local Lambda endpoint (env
+                                 ENDPOINT_SYNC_LAMBDA_PORT; default: a free one, printed)
       --verbose                  print the forwarder's and the function's JSON logs too
   -h, --help                     show this help
 `;
@@ -42,12 +47,22 @@ function line(io: CommandIO, text = ''): void {
 }
 
 function port(value: unknown, flag: string): number | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value === '') return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
     throw new UsageError(`${flag} must be a port number (0-65535), not ${JSON.stringify(value)}`);
   }
   return n;
+}
+
+/** A pinned port someone else holds, as a usage error that says which and what to do. */
+function portInUse(err: unknown): UsageError | undefined {
+  const e = err as NodeJS.ErrnoException & { port?: number };
+  if (e?.code !== 'EADDRINUSE') return undefined;
+  return new UsageError(
+    `port ${e.port ?? '(pinned)'} on 127.0.0.1 is already in use; pick another with --s3-port, ` +
+      '--lambda-port or --metrics-port (0 picks a free one)',
+  );
 }
 
 /** Labels and annotations whose host value differs from the virtual one: the patches' work. */
@@ -109,6 +124,8 @@ const dev: Command & { stop: StopSignal } = {
     'no-demo': { type: 'boolean' },
     'kubeconfig-dir': { type: 'string' },
     'metrics-port': { type: 'string' },
+    's3-port': { type: 'string' },
+    'lambda-port': { type: 'string' },
     verbose: { type: 'boolean' },
   },
   stop: processSignals,
@@ -116,11 +133,21 @@ const dev: Command & { stop: StopSignal } = {
     const str = (name: string) =>
       typeof values[name] === 'string' ? (values[name] as string) : undefined;
     const metricsPort = port(values['metrics-port'], '--metrics-port');
+    const s3Port = port(
+      values['s3-port'] ?? process.env['ENDPOINT_SYNC_S3_PORT'],
+      values['s3-port'] === undefined ? 'ENDPOINT_SYNC_S3_PORT' : '--s3-port',
+    );
+    const lambdaPort = port(
+      values['lambda-port'] ?? process.env['ENDPOINT_SYNC_LAMBDA_PORT'],
+      values['lambda-port'] === undefined ? 'ENDPOINT_SYNC_LAMBDA_PORT' : '--lambda-port',
+    );
     const verbose = values['verbose'] === true;
     const stopped = dev.stop();
 
     line(io, 'endpoint-sync dev: starting the embedded stack ...');
     const stack = await startStack({
+      ...(s3Port === undefined ? {} : { s3Port }),
+      ...(lambdaPort === undefined ? {} : { lambdaPort }),
       ...(str('config') ? { configFile: str('config') } : {}),
       ...(str('virtual-kubeconfig') ? { virtualKubeconfig: str('virtual-kubeconfig') } : {}),
       ...(str('host-kubeconfig') ? { hostKubeconfig: str('host-kubeconfig') } : {}),
@@ -131,35 +158,12 @@ const dev: Command & { stop: StopSignal } = {
       ...(verbose
         ? { logger: createLogger(), telemetry: { logLevel: 'INFO', metrics: false } }
         : {}),
+    }).catch((err: unknown) => {
+      throw portInUse(err) ?? err;
     });
     try {
-      const { identity } = stack;
       line(io);
-      line(io, `  virtual cluster  ${stack.virtual.emulator?.url ?? 'from --virtual-kubeconfig'}`);
-      line(
-        io,
-        `      kubectl --kubeconfig ${stack.virtual.kubeconfigPath} get endpoints,services -A`,
-      );
-      line(io, `  host cluster     ${stack.host.emulator?.url ?? 'from --host-kubeconfig'}`);
-      line(
-        io,
-        `      kubectl --kubeconfig ${stack.host.kubeconfigPath} get endpoints -n ${identity.hostNamespace} -w`,
-      );
-      line(
-        io,
-        `  configuration    ${stack.configUri}${stack.objectStore ? ` (local S3 at ${stack.objectStore.endpoint})` : ''}`,
-      );
-      line(
-        io,
-        `  function         ${LOCAL_FUNCTION_NAME} (Lambda invoke API at ${stack.lambda.endpoint})`,
-      );
-      line(
-        io,
-        `  virtual cluster  name ${identity.name}, host namespace ${identity.hostNamespace}`,
-      );
-      if (stack.forwarder.metricsAddress) {
-        line(io, `  metrics          http://${stack.forwarder.metricsAddress}/metrics`);
-      }
+      for (const text of stackBanner(stack, LOCAL_FUNCTION_NAME)) line(io, text);
       line(io);
 
       // Results are printed in arrival order; describing one may read both clusters.

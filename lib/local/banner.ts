@@ -1,0 +1,88 @@
+/**
+ * What `npm start` prints once the embedded stack is up: every address a user points a tool at,
+ * the local S3 credentials, and ready-to-paste `kubectl` and `aws` commands. Kept apart from the
+ * command so it can be checked line by line without starting anything.
+ */
+import type { VirtualClusterIdentity } from '../sync/types.ts';
+
+/** The parts of a running stack the banner names (a `Stack` has them all). */
+export interface BannerStack {
+  identity: VirtualClusterIdentity;
+  virtual: { emulator?: { url: string }; kubeconfigPath: string };
+  host: { emulator?: { url: string }; kubeconfigPath: string };
+  configUri: string;
+  objectStore?: {
+    endpoint: string;
+    region: string;
+    credentials: { accessKeyId: string; secretAccessKey: string };
+  };
+  lambda: { endpoint: string; region: string };
+  forwarder: { metricsAddress: { host: string; port: number } | undefined };
+}
+
+/** `http://host:port`, with an IPv6 host in brackets as URLs need. */
+export function httpUrl(address: { host: string; port: number }): string {
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+  return `http://${host}:${address.port}`;
+}
+
+/**
+ * A word for a POSIX shell: as is when it holds only characters no shell treats specially, else
+ * single-quoted (a kubeconfig directory may contain spaces).
+ */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The banner's lines, without trailing newlines. */
+export function stackBanner(stack: BannerStack, functionName: string): string[] {
+  const { identity, objectStore, lambda } = stack;
+  const kubectl = (side: BannerStack['virtual']) =>
+    `kubectl --kubeconfig ${shellWord(side.kubeconfigPath)}`;
+  const lines = [
+    `  virtual cluster  ${stack.virtual.emulator?.url ?? 'from --virtual-kubeconfig'}`,
+    `      ${kubectl(stack.virtual)} get endpoints,services -A`,
+    `  host cluster     ${stack.host.emulator?.url ?? 'from --host-kubeconfig'}`,
+    `      ${kubectl(stack.host)} get endpoints -n ${identity.hostNamespace} -w`,
+    `  virtual cluster  name ${identity.name}, host namespace ${identity.hostNamespace}`,
+    `  configuration    ${stack.configUri}`,
+  ];
+  if (objectStore) {
+    const { accessKeyId, secretAccessKey } = objectStore.credentials;
+    lines.push(
+      `  local S3         ${objectStore.endpoint} (path-style; access key ${accessKeyId}, secret key ${secretAccessKey}, region ${objectStore.region})`,
+    );
+  }
+  lines.push(`  function         ${functionName} (Lambda API at ${lambda.endpoint})`);
+  const metrics = stack.forwarder.metricsAddress;
+  if (metrics) {
+    const base = httpUrl(metrics);
+    lines.push(`  metrics          ${base}/metrics (probes ${base}/healthz, ${base}/readyz)`);
+  }
+
+  // The Lambda endpoint takes any credentials; the S3 server only its own, so one set serves both.
+  const credentials = objectStore?.credentials ?? {
+    accessKeyId: 'local',
+    secretAccessKey: 'local',
+  };
+  lines.push(
+    '',
+    '  AWS CLI (paste the export first; these credentials work only here):',
+    `      export AWS_ACCESS_KEY_ID=${credentials.accessKeyId} AWS_SECRET_ACCESS_KEY=${credentials.secretAccessKey} AWS_DEFAULT_REGION=${lambda.region}`,
+  );
+  if (objectStore) {
+    const s3 = `aws --endpoint-url ${objectStore.endpoint} s3`;
+    const object = stack.configUri;
+    lines.push(
+      `      ${s3} cp ${object} -                  # the configuration the function reads`,
+      `      ${s3} cp my-config.yaml ${object}     # replace it (used within a second)`,
+    );
+  }
+  const fn = `aws --endpoint-url ${lambda.endpoint} lambda`;
+  lines.push(
+    `      ${fn} list-functions`,
+    `      ${fn} get-function-configuration --function-name ${functionName}`,
+    `      ${fn} invoke --function-name ${functionName} --invocation-type DryRun --payload '{}' /dev/null`,
+  );
+  return lines;
+}
