@@ -1,0 +1,83 @@
+/**
+ * The Kubernetes resources endpoint-sync talks to, described as data. The client builds every
+ * URL from these rows, so the watched resource is a parameter (Endpoints may later become
+ * EndpointSlices) and adding a resource is adding a row.
+ */
+
+/** How to reach one resource on the API server. */
+export interface ResourceType {
+  /** API group; `''` for the core group (`/api/v1`). */
+  readonly group: string;
+  readonly version: string;
+  /** The object kind, e.g. `Endpoints`. */
+  readonly kind: string;
+  /** The lower-case plural used in URLs and in `Status.details.kind`, e.g. `endpoints`. */
+  readonly plural: string;
+  /** Whether objects live in a namespace (Namespaces themselves do not). */
+  readonly namespaced: boolean;
+}
+
+/** Every resource the project uses, by a short stable key. */
+export const RESOURCES = {
+  endpoints: { group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', namespaced: true },
+  services: { group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true },
+  secrets: { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
+  configMaps: {
+    group: '',
+    version: 'v1',
+    kind: 'ConfigMap',
+    plural: 'configmaps',
+    namespaced: true,
+  },
+  namespaces: {
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    plural: 'namespaces',
+    namespaced: false,
+  },
+  events: { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
+  leases: {
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    kind: 'Lease',
+    plural: 'leases',
+    namespaced: true,
+  },
+  endpointSlices: {
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    kind: 'EndpointSlice',
+    plural: 'endpointslices',
+    namespaced: true,
+  },
+} as const satisfies Record<string, ResourceType>;
+
+/** A key of {@link RESOURCES}. */
+export type ResourceName = keyof typeof RESOURCES;
+
+/** `v1` for the core group, `group/version` otherwise (the `apiVersion` field of objects). */
+export function apiVersionOf(resource: ResourceType): string {
+  return resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;
+}
+
+/** The row of {@link RESOURCES} whose apiVersion and kind match, if any. */
+export function findResource(apiVersion: string, kind: string): ResourceType | undefined {
+  return Object.values(RESOURCES).find((r) => apiVersionOf(r) === apiVersion && r.kind === kind);
+}
+
+/**
+ * The URL path of a collection or of one object: `/api/v1/namespaces/ns/endpoints/name`,
+ * `/apis/coordination.k8s.io/v1/namespaces/ns/leases`, `/api/v1/endpoints` (all namespaces).
+ * Name and namespace are percent-encoded so a hostile name cannot change the path.
+ */
+export function resourcePath(resource: ResourceType, namespace?: string, name?: string): string {
+  const root =
+    resource.group === '' ? `/api/${resource.version}` : `/apis/${apiVersionOf(resource)}`;
+  const scope =
+    resource.namespaced && namespace !== undefined
+      ? `/namespaces/${encodeURIComponent(namespace)}`
+      : '';
+  const item = name === undefined ? '' : `/${encodeURIComponent(name)}`;
+  return `${root}${scope}/${resource.plural}${item}`;
+}
