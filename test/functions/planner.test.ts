@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../lib/config/index.ts';
 import type { SyncConfig } from '../../lib/config/types.ts';
 import {
@@ -249,12 +249,44 @@ describe('worker planner', () => {
           patch: 'sync.toHost.endpoints.patches[0].expression',
         }),
       ]);
-      // Stopped after limit (50) + grace (50) + one watchdog tick, not after the ~5 s it needs.
-      expect(worker.incidents[0]!.elapsedMs).toBeLessThan(100 + 40);
+      // Stopped after limit (50) + grace (50) + one watchdog tick, not after the ~5 s it needs
+      // (less any time given back because this machine was overloaded meanwhile).
+      const incident = worker.incidents[0]!;
+      expect(incident.elapsedMs! - incident.givenBackMs!).toBeLessThan(100 + 40);
       expect(failedAfterMs).toBeLessThan(4_000);
       expect(worker.stats()).toMatchObject({ timeouts: 1, workersStarted: 2, configsSent: 2 });
     } finally {
       await worker.close();
+    }
+  });
+
+  it('gives an evaluation back the time its process was starved, up to a cap, and still stops a bomb', async () => {
+    const bomb = labelPatch('String("a".repeat(120000).includes("a".repeat(60000) + "b"))');
+    for (const blockMs of [300, 900]) {
+      const worker = planner();
+      try {
+        await worker.plan(input(labelPatch('value'), 'warm'));
+        const stuck = worker.plan(input(bomb, 'db'));
+        // Let the watchdog see the bomb running, then hold this thread as an overloaded machine
+        // would: the ticks in between come late.
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        const until = performance.now() + blockMs;
+        while (performance.now() < until) {
+          // busy: the watchdog's timer cannot fire
+        }
+        const result = await stuck;
+        expect(result.plan).toMatchObject({ status: 'failed', reasonCode: 'expression-timeout' });
+        // The incident is reported once the stopped thread is gone.
+        await vi.waitFor(() => expect(worker.incidents).toHaveLength(1));
+        const incident = worker.incidents[0]!;
+        // It lived through the starvation (given time back), but no more than the cap allows.
+        expect(incident.elapsedMs).toBeGreaterThan(blockMs);
+        expect(incident.givenBackMs).toBeGreaterThanOrEqual(Math.min(blockMs - 100, 400));
+        expect(incident.givenBackMs).toBeLessThanOrEqual(400);
+        expect(result.plan.reason).toContain(`(${incident.givenBackMs} ms of it given back`);
+      } finally {
+        await worker.close();
+      }
     }
   });
 

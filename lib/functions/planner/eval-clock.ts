@@ -28,6 +28,8 @@ export interface RunningEvaluation {
   elapsedMs: number;
   /** The expression site it belongs to (see expression-sites.ts), -1 when unknown. */
   site: number;
+  /** Which evaluation this is: changes with every evaluation the worker starts. */
+  seq: number;
 }
 
 /** The shared clock; both threads make one over the same buffer. */
@@ -63,6 +65,6 @@ export class EvalClock {
     // The evaluation ended (or another began) while reading: nothing consistent to judge; the
     // next tick looks again.
     if (Atomics.load(this.#slots, SEQ) !== seq) return undefined;
-    return { elapsedMs: ((nowMicros() - started) | 0) / 1000, site };
+    return { elapsedMs: ((nowMicros() - started) | 0) / 1000, site, seq };
   }
 }
