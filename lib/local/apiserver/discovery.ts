@@ -44,6 +44,7 @@ function resourceEntries(rs: readonly ResourceType[]): Record<string, unknown>[]
       verbs: r.verbs,
     };
     if (r.shortNames.length > 0) entry.shortNames = r.shortNames;
+    if (r.categories.length > 0) entry.categories = r.categories;
     out.push(entry);
     for (const sub of r.subresources) {
       out.push({

@@ -28,6 +28,13 @@ export interface ResourceType {
   specFields: string[];
   /** Top-level fields owned by the status subresource (ignored by a main-resource update). */
   statusFields: string[];
+  /** Discovery categories (`all`: what `kubectl get all` lists). */
+  categories: string[];
+  /**
+   * A create-only review (SelfSubjectAccessReview, SelfSubjectReview): the answer is computed
+   * from the request, nothing is stored.
+   */
+  review: boolean;
 }
 
 const allVerbs = [
@@ -73,6 +80,8 @@ function resource(
     generation: false,
     specFields: [],
     statusFields: [],
+    categories: [],
+    review: false,
     ...r,
   };
 }
@@ -129,6 +138,7 @@ export const RESOURCES: readonly ResourceType[] = [
     singularName: 'pod',
     kind: 'Pod',
     shortNames: ['po'],
+    categories: ['all'],
     subresources: ['status'],
     generation: true,
     specFields: ['spec'],
@@ -155,6 +165,7 @@ export const RESOURCES: readonly ResourceType[] = [
     singularName: 'service',
     kind: 'Service',
     shortNames: ['svc'],
+    categories: ['all'],
     verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
     subresources: ['status'],
     specFields: ['spec'],
@@ -167,6 +178,56 @@ export const RESOURCES: readonly ResourceType[] = [
     group: 'coordination.k8s.io',
     allowCreateOnUpdate: true,
     specFields: ['spec'],
+  }),
+  resource({
+    name: 'serviceaccounts',
+    singularName: 'serviceaccount',
+    kind: 'ServiceAccount',
+    shortNames: ['sa'],
+  }),
+  resource({
+    name: 'deployments',
+    singularName: 'deployment',
+    kind: 'Deployment',
+    group: 'apps',
+    shortNames: ['deploy'],
+    categories: ['all'],
+    subresources: ['status'],
+    generation: true,
+    specFields: ['spec'],
+    statusFields: ['status'],
+  }),
+  ...(['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'] as const).map((name) =>
+    resource({
+      name,
+      singularName: name.slice(0, -1),
+      kind: {
+        roles: 'Role',
+        rolebindings: 'RoleBinding',
+        clusterroles: 'ClusterRole',
+        clusterrolebindings: 'ClusterRoleBinding',
+      }[name],
+      group: 'rbac.authorization.k8s.io',
+      namespaced: !name.startsWith('cluster'),
+    }),
+  ),
+  resource({
+    name: 'selfsubjectaccessreviews',
+    singularName: 'selfsubjectaccessreview',
+    kind: 'SelfSubjectAccessReview',
+    group: 'authorization.k8s.io',
+    namespaced: false,
+    verbs: ['create'],
+    review: true,
+  }),
+  resource({
+    name: 'selfsubjectreviews',
+    singularName: 'selfsubjectreview',
+    kind: 'SelfSubjectReview',
+    group: 'authentication.k8s.io',
+    namespaced: false,
+    verbs: ['create'],
+    review: true,
   }),
   resource({
     name: 'endpointslices',

@@ -76,6 +76,18 @@ const endpointAddress = struct('EndpointAddress', {
   targetRef: objectReference,
 });
 
+const policyRule = struct('PolicyRule', {
+  verbs: list(s),
+  apiGroups: list(s),
+  resources: list(s),
+  resourceNames: list(s),
+  nonResourceURLs: list(s),
+});
+
+const subject = struct('Subject', { kind: s, apiGroup: s, name: s, namespace: s });
+
+const roleRef = struct('RoleRef', { apiGroup: s, kind: s, name: s });
+
 function top(kind: string, fields: Record<string, FieldSchema>): FieldSchema {
   return struct(kind, { apiVersion: s, kind: s, metadata: objectMeta, ...fields });
 }
@@ -176,6 +188,22 @@ export const SCHEMAS: Record<string, FieldSchema> = {
     ),
     ports: list(struct('EndpointPort', { name: s, protocol: s, port: i, appProtocol: s })),
   }),
+  ServiceAccount: top('ServiceAccount', {
+    secrets: list(objectReference),
+    imagePullSecrets: list(struct('LocalObjectReference', { name: s })),
+    automountServiceAccountToken: b,
+  }),
+  // The Pod template is kept as sent: the emulator runs no Pods, so it only stores it.
+  Deployment: top('Deployment', { spec: 'any', status: 'any' }),
+  Role: top('Role', { rules: list(policyRule) }),
+  ClusterRole: top('ClusterRole', {
+    rules: list(policyRule),
+    aggregationRule: struct('AggregationRule', { clusterRoleSelectors: list('any') }),
+  }),
+  RoleBinding: top('RoleBinding', { subjects: list(subject), roleRef }),
+  ClusterRoleBinding: top('ClusterRoleBinding', { subjects: list(subject), roleRef }),
+  SelfSubjectAccessReview: top('SelfSubjectAccessReview', { spec: 'any', status: 'any' }),
+  SelfSubjectReview: top('SelfSubjectReview', { status: 'any' }),
   Lease: top('Lease', {
     spec: struct('LeaseSpec', {
       holderIdentity: s,

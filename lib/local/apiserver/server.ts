@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { decodeJson, decodeObjectBody, mediaType, readBody } from './body.ts';
+import { decodeBody } from './decode-body.ts';
 import { apiGroup, apiGroupList, apiVersions, resourceList, versionInfo } from './discovery.ts';
 import {
   badRequest,
@@ -27,6 +28,7 @@ import {
   pathSegmentNameProblems,
 } from './request-target.ts';
 import { type ResourceType, resourceAt } from './resources.ts';
+import { answerReview } from './reviews.ts';
 import {
   type FieldSelector,
   type LabelSelector,
@@ -333,6 +335,8 @@ async function serveResource(
       : ['GET', 'PUT', 'PATCH', 'DELETE']
     : ['GET', 'POST', 'DELETE'];
   if (!allowed.includes(method)) throw methodNotAllowed();
+  // A review is create-only: there is nothing to get, list, watch, change or delete.
+  if (r.review && (method !== 'POST' || name)) throw methodNotAllowed();
   if (!name && method === 'POST' && r.namespaced && namespace === undefined)
     throw methodNotAllowed();
   if (!name && method === 'DELETE' && !r.verbs.includes('deletecollection'))
@@ -358,6 +362,15 @@ async function serveResource(
   const fv = fieldValidation(q);
   if (fv) opts.fieldValidation = fv;
 
+  if (r.review) {
+    const body = decodeObjectBody(
+      await readBody(req, ctx.maxBodyBytes),
+      mediaType(req),
+      r.kind,
+      ctx.maxBodyBytes,
+    );
+    return sendJson(res, 201, answerReview(r, decodeBody(r, body, opts)), headers());
+  }
   if (method === 'POST') {
     if (dryRun(q, 'CreateOptions')) opts.dryRun = true;
     const body = decodeObjectBody(

@@ -4,6 +4,7 @@
  * field path and message. Only the rules that matter to this project's kinds are reproduced;
  * the rest of a real server's validation is listed in docs/emulator.md.
  */
+import { defaultDeployment, validateDeployment } from './deployment-validation.ts';
 import {
   defaultEndpointSlice,
   validateEndpointSlice,
@@ -22,6 +23,8 @@ import {
   isValidPortNum,
 } from './names.ts';
 import { setOwn } from './own.ts';
+import { validateBinding, validateBindingUpdate, validateRules } from './rbac-validation.ts';
+import { pathSegmentNameProblems } from './request-target.ts';
 import type { ResourceType } from './resources.ts';
 
 type Obj = Record<string, unknown>;
@@ -42,6 +45,8 @@ function str(v: unknown): string {
 function nameRule(kind: string): (n: string) => string[] {
   if (kind === 'Namespace') return isDNS1123Label;
   if (kind === 'Service') return isDNS1035Label;
+  // RBAC names are path segments (`system:controller:x` is a valid ClusterRole name).
+  if (/^(Cluster)?Role(Binding)?$/.test(kind)) return pathSegmentNameProblems;
   return isDNS1123Subdomain;
 }
 
@@ -317,6 +322,14 @@ export function validateKind(r: ResourceType, obj: Obj): FieldError[] {
       return validatePod(obj);
     case 'EndpointSlice':
       return validateEndpointSlice(obj);
+    case 'Deployment':
+      return validateDeployment(obj);
+    case 'Role':
+    case 'ClusterRole':
+      return validateRules(obj);
+    case 'RoleBinding':
+    case 'ClusterRoleBinding':
+      return validateBinding(r.kind, obj);
     default:
       return [];
   }
@@ -326,6 +339,8 @@ export function validateKind(r: ResourceType, obj: Obj): FieldError[] {
 export function validateUpdate(r: ResourceType, oldObj: Obj, newObj: Obj): FieldError[] {
   const errs: FieldError[] = [];
   if (r.kind === 'EndpointSlice') errs.push(...validateEndpointSliceUpdate(oldObj, newObj));
+  if (r.kind === 'RoleBinding' || r.kind === 'ClusterRoleBinding')
+    errs.push(...validateBindingUpdate(oldObj, newObj));
   if (r.kind === 'Secret' || r.kind === 'ConfigMap') {
     if (oldObj.immutable === true) {
       const same = (k: string) =>
@@ -428,6 +443,9 @@ export function applyDefaults(r: ResourceType, obj: Obj): void {
       break;
     case 'EndpointSlice':
       defaultEndpointSlice(obj);
+      break;
+    case 'Deployment':
+      defaultDeployment(obj);
       break;
     default:
       break;

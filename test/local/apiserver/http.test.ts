@@ -699,7 +699,7 @@ describe('routing and discovery', () => {
   it('unknown paths are 404 with the generic message', async () => {
     for (const p of [
       '/api/v1/widgets',
-      '/apis/apps/v1/deployments',
+      '/apis/apps/v1/statefulsets',
       '/nope',
       '/api/v1/namespaces/default/endpoints/a/b/c',
     ]) {
@@ -747,6 +747,7 @@ describe('routing and discovery', () => {
       events: 'ev',
       namespaces: 'ns',
       pods: 'po',
+      serviceaccounts: 'sa',
       services: 'svc',
     });
     expect(v1.resources.find((r: { name: string }) => r.name === 'namespaces').namespaced).toBe(
