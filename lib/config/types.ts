@@ -3,36 +3,9 @@
  * this folder; everything downstream may assume every rule of SEMANTICS 2 holds.
  */
 
-/** Where a node of the configuration file came from (1-based line and column). */
-export interface SourcePosition {
-  file: string;
-  line: number;
-  column: number;
-}
+export type { Patch, ReferenceSpec, SourcePosition } from '../model/index.ts';
 
-/** `reference` of a reference patch. */
-export interface ReferenceSpec {
-  apiVersion: string;
-  kind: string;
-  apiVersionPath?: string;
-  kindPath?: string;
-  namePath?: string;
-  namespacePath?: string;
-  /** Treats the value at `path` as a label selector (shape passed through). */
-  labels?: Record<string, unknown>;
-}
-
-/** One element of `sync.toHost.<resource>.patches`. */
-export interface Patch {
-  path: string;
-  expression?: string;
-  reverseExpression?: string;
-  reference?: ReferenceSpec;
-  /** Config path of this patch, e.g. `sync.toHost.endpoints.patches[2]`, for messages. */
-  configPath: string;
-  /** Where the patch starts in the file, when it was loaded from one. */
-  position?: SourcePosition;
-}
+import type { Patch } from '../model/index.ts';
 
 /** `sync.toHost.<resource>`. */
 export interface ResourceSyncConfig {

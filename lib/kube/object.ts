@@ -1,2 +1,2 @@
 /** Moved to the model layer; kept so existing imports resolve while callers move over. */
-export type * from '../model/object.ts';
+export type { JsonValue, KubeObject, ObjectMeta } from '../model/index.ts';

@@ -1,2 +1,9 @@
 /** Moved to the model layer; kept so existing imports resolve while callers move over. */
-export * from '../model/resources.ts';
+export {
+  apiVersionOf,
+  findResource,
+  RESOURCES,
+  type ResourceName,
+  type ResourceType,
+  resourcePath,
+} from '../model/index.ts';

@@ -2,8 +2,7 @@
  * The patch pipeline (SEMANTICS 4-6): applies a resource's patch list to one object in one
  * direction and reports what every patch did at every match.
  */
-import type { Patch, ReferenceSpec } from '../config/types.ts';
-import type { JsonValue, KubeObject } from '../kube/object.ts';
+import type { JsonValue, KubeObject, Patch, ReferenceSpec } from '../model/index.ts';
 import {
   deleteAt,
   formatLocation,

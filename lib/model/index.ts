@@ -1,0 +1,51 @@
+/**
+ * The model layer: the vocabulary every other layer shares (objects, keys, the resource table,
+ * marker keys, writes, reason codes). It imports nothing of the project. Re-exports only.
+ */
+export {
+  type ObjectKey,
+  objectKeyString,
+  parseObjectKey,
+  parseResourceKey,
+  type ResourceKey,
+  resourceKeyString,
+} from './keys.ts';
+export {
+  IMPORT_CONTROLLER,
+  isMarkerAnnotation,
+  LEADER_ANNOTATION,
+  type MarkerKeys,
+  markerKeys,
+  objectKindValue,
+} from './markers.ts';
+export type { JsonValue, KubeObject, ObjectMeta } from './object.ts';
+export type { Patch, ReferenceSpec, SourcePosition } from './patch-spec.ts';
+export {
+  FAILURE_CODES,
+  FORWARDER_CODES,
+  isReasonCode,
+  OUTCOME_CODES,
+  REASON_CODES,
+  REFUSAL_CODES,
+  RESULT_REASON_CODES,
+  type ReasonCode,
+  type ResultReasonCode,
+  SKIP_CODES,
+  type SkipCode,
+} from './reason-codes.ts';
+export {
+  apiVersionOf,
+  findResource,
+  RESOURCES,
+  type ResourceName,
+  type ResourceType,
+  resourcePath,
+} from './resources.ts';
+export type {
+  HostWrite,
+  PlanStatus,
+  Preconditions,
+  ResourcePlural,
+  VirtualClusterIdentity,
+  VirtualWrite,
+} from './writes.ts';

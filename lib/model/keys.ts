@@ -1,0 +1,47 @@
+/**
+ * Object keys. A key always says which resource it is about, so two kinds with objects of the
+ * same name (an Endpoints and its EndpointSlice) never share a queue slot, cache entry or result.
+ */
+
+/** Namespace and name of an object. */
+export interface ObjectKey {
+  namespace: string;
+  name: string;
+}
+
+/** An {@link ObjectKey} of one resource (its plural, e.g. `endpoints`, `endpointslices`). */
+export interface ResourceKey extends ObjectKey {
+  resource: string;
+}
+
+/**
+ * `resource/namespace/name`, the key string of every queue, cache and index that holds several
+ * resources. Plurals and namespaces never contain `/`, so the first two slashes split it.
+ */
+export function resourceKeyString(key: ResourceKey): string {
+  return `${key.resource}/${key.namespace}/${key.name}`;
+}
+
+/** The inverse of {@link resourceKeyString}; `undefined` when the string has no two slashes. */
+export function parseResourceKey(text: string): ResourceKey | undefined {
+  const first = text.indexOf('/');
+  const second = first < 0 ? -1 : text.indexOf('/', first + 1);
+  if (second < 0) return undefined;
+  return {
+    resource: text.slice(0, first),
+    namespace: text.slice(first + 1, second),
+    name: text.slice(second + 1),
+  };
+}
+
+/** `namespace/name`: the key of one resource's informer cache. */
+export function objectKeyString(key: ObjectKey): string {
+  return `${key.namespace}/${key.name}`;
+}
+
+/** The inverse of {@link objectKeyString} (a name without a namespace has an empty one). */
+export function parseObjectKey(text: string): ObjectKey {
+  const slash = text.indexOf('/');
+  if (slash < 0) return { namespace: '', name: text };
+  return { namespace: text.slice(0, slash), name: text.slice(slash + 1) };
+}
