@@ -2,17 +2,16 @@
  * The defaults of SEMANTICS 2, merged into every configuration before use. They live in one
  * place so the loader, the JSON Schema test and the docs cannot drift apart.
  */
+import { SYNCED_RESOURCES, type SyncSection } from '../model/index.ts';
 
 /** The default values of the owned configuration keys, in the shape of the YAML file. */
 export const DEFAULTS = deepFreeze({
   sync: {
     toHost: {
-      endpoints: { enabled: true },
-      services: { enabled: true },
-      // Referenced Secrets and ConfigMaps are copied to the host only when their kind's sync is
-      // enabled; on by default (as in the reference project) so a reference patch works as written.
-      secrets: { enabled: true },
-      configMaps: { enabled: true },
+      // One section per row of the model's synced-resource table.
+      ...(Object.fromEntries(
+        SYNCED_RESOURCES.map((row) => [row.section, { enabled: row.enabledByDefault }]),
+      ) as Record<SyncSection, { enabled: boolean }>),
       namespaces: { enabled: false, mappings: { byName: {} as Record<string, string> } },
     },
   },

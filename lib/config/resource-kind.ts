@@ -2,14 +2,12 @@
  * Which owned `sync.toHost.<resource>` section governs a Kubernetes kind. Reference patches use it
  * to decide whether a referenced object's kind is synced (SEMANTICS 6).
  */
+import { RESOURCES, SYNCED_RESOURCES } from '../model/index.ts';
 import type { OwnedResource } from './types.ts';
 
-const KIND_TO_RESOURCE: Readonly<Record<string, OwnedResource>> = Object.freeze({
-  Endpoints: 'endpoints',
-  Service: 'services',
-  Secret: 'secrets',
-  ConfigMap: 'configMaps',
-});
+const KIND_TO_RESOURCE: Readonly<Record<string, OwnedResource>> = Object.freeze(
+  Object.fromEntries(SYNCED_RESOURCES.map((row) => [RESOURCES[row.resource].kind, row.section])),
+);
 
 /** The kinds that have an owned sync section, e.g. for messages. */
 export const OWNED_KINDS: readonly string[] = Object.freeze(Object.keys(KIND_TO_RESOURCE));

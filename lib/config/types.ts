@@ -5,7 +5,7 @@
 
 export type { Patch, ReferenceSpec, SourcePosition } from '../model/index.ts';
 
-import type { Patch } from '../model/index.ts';
+import { type Patch, SYNCED_RESOURCES, type SyncSection } from '../model/index.ts';
 
 /** `sync.toHost.<resource>`. */
 export interface ResourceSyncConfig {
@@ -21,8 +21,9 @@ export interface NamespaceSyncConfig {
 }
 
 /** The resource keys under `sync.toHost` that this project owns and validates. */
-export const OWNED_RESOURCES = ['endpoints', 'services', 'secrets', 'configMaps'] as const;
-export type OwnedResource = (typeof OWNED_RESOURCES)[number];
+export const OWNED_RESOURCES: readonly OwnedResource[] = SYNCED_RESOURCES.map((r) => r.section);
+/** A key of {@link OWNED_RESOURCES}: one row of the model's synced-resource table. */
+export type OwnedResource = SyncSection;
 
 /** A loaded, defaulted and validated configuration. */
 export interface SyncConfig {

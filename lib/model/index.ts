@@ -36,10 +36,16 @@ export {
 export {
   apiVersionOf,
   findResource,
+  type NameScheme,
   RESOURCES,
   type ResourceName,
   type ResourceType,
   resourcePath,
+  SYNCED_RESOURCES,
+  type SyncedResource,
+  type SyncSection,
+  syncedByKind,
+  syncedByPlural,
 } from './resources.ts';
 export type {
   HostWrite,

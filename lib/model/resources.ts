@@ -81,3 +81,45 @@ export function resourcePath(resource: ResourceType, namespace?: string, name?: 
   const item = name === undefined ? '' : `/${encodeURIComponent(name)}`;
   return `${root}${scope}/${resource.plural}${item}`;
 }
+
+/** How a synced kind's copies are named on the host in single-namespace mode. */
+export type NameScheme = 'long' | 'short';
+
+/**
+ * A resource the sync copies to the host: its `sync.toHost.<section>` configuration key, whether
+ * that section is on by default, and its host name scheme (`long`: the readable
+ * `name-x-namespace-x-vc`; `short`: the `v...` digest name of reference targets).
+ */
+export interface SyncedResource {
+  readonly resource: ResourceName;
+  readonly section: string;
+  readonly enabledByDefault: boolean;
+  readonly nameScheme: NameScheme;
+}
+
+/**
+ * Every synced resource, one row each. The configuration's owned sections, their defaults and
+ * the kinds reference patches may name all derive from this table; the behaviour of each kind
+ * lives in `lib/sync/kinds/`.
+ */
+export const SYNCED_RESOURCES = [
+  { resource: 'endpoints', section: 'endpoints', enabledByDefault: true, nameScheme: 'long' },
+  { resource: 'services', section: 'services', enabledByDefault: true, nameScheme: 'long' },
+  // Referenced Secrets and ConfigMaps are copied only when their section is enabled; on by
+  // default (as in the reference project) so a reference patch works as written.
+  { resource: 'secrets', section: 'secrets', enabledByDefault: true, nameScheme: 'short' },
+  { resource: 'configMaps', section: 'configMaps', enabledByDefault: true, nameScheme: 'short' },
+] as const satisfies readonly SyncedResource[];
+
+/** A `sync.toHost` section key of a synced resource (`endpoints`, `configMaps`, ...). */
+export type SyncSection = (typeof SYNCED_RESOURCES)[number]['section'];
+
+/** The synced row of a resource plural (`configmaps`), if that resource is synced. */
+export function syncedByPlural(plural: string): SyncedResource | undefined {
+  return SYNCED_RESOURCES.find((r) => RESOURCES[r.resource].plural === plural);
+}
+
+/** The synced row of a kind (`ConfigMap`), if that kind is synced. */
+export function syncedByKind(kind: string): SyncedResource | undefined {
+  return SYNCED_RESOURCES.find((r) => RESOURCES[r.resource].kind === kind);
+}
