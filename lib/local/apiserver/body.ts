@@ -13,6 +13,7 @@ import {
   unsupportedMediaType,
 } from './errors.ts';
 import { depthMessage, jsonProblem, MAX_NESTING_DEPTH } from './json-limits.ts';
+import { decodeProtobufBody, PROTOBUF_MEDIA_TYPE } from './protobuf-body.ts';
 
 /**
  * Reads the whole body, refusing more than `limit` bytes with a 413. A client that goes away
@@ -159,7 +160,8 @@ export function decodeObjectBody(
     checkLimits(value, `${prefix}error converting YAML to JSON: `, maxBytes);
     return value;
   }
-  throw unsupportedMediaType(['application/json', 'application/yaml']);
+  if (type === PROTOBUF_MEDIA_TYPE) return decodeProtobufBody(raw, kind);
+  throw unsupportedMediaType(['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
 }
 
 /** Decodes a patch or DeleteOptions body (JSON). */
