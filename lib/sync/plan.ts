@@ -13,11 +13,7 @@ import {
   hostCopyOf,
   sameHostCopy,
 } from './copy.ts';
-import {
-  ENDPOINTS_CONTROLLER_ANNOTATION,
-  endpointsSkipReason,
-  type SkipReason,
-} from './endpoints.ts';
+import { endpointsSkipReason, madeByEndpointsController, type SkipReason } from './endpoints.ts';
 import { applyMergePatch, getOwn, isPlainObject, setOwn } from './json.ts';
 import { resourceByPlural } from './kinds.ts';
 import { virtualLabelKey } from './label-keys.ts';
@@ -390,8 +386,10 @@ function skipReason(
 
 /**
  * A host Endpoints object that no virtual cluster marked is taken over only when the host's
- * endpoints controller made it (it carries that controller's trigger-time annotation): that is
- * the case of a Service that had a selector and lost it. Anything else may be a user's object.
+ * endpoints controller made it (its `endpoints.kubernetes.io/managed-by: endpoint-controller`
+ * label or its trigger-time annotation): that is the case of a Service that had a selector and
+ * lost it. vcluster takes over any host Endpoints without its object-name annotation; anything
+ * else may be a user's object, so it is left alone here.
  */
 function canTakeOver(host: KubeObject, kind: string, ctx: SyncContext): boolean {
   if (kind !== 'Endpoints') return false;
@@ -400,7 +398,7 @@ function canTakeOver(host: KubeObject, kind: string, ctx: SyncContext): boolean 
   return (
     labels[ctx.markers.managedBy] === undefined &&
     annotations[ctx.markers.objectName] === undefined &&
-    typeof annotations[ENDPOINTS_CONTROLLER_ANNOTATION] === 'string'
+    madeByEndpointsController(host)
   );
 }
 

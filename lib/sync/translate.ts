@@ -196,7 +196,10 @@ export function finishForHost(
   annotations[markers.objectKind] = objectKindValue(apiVersionFor(virtual, kind), kind);
   annotations[markers.objectHostName] = hostKey.name;
   annotations[markers.objectHostNamespace] = hostKey.namespace;
-  annotations[markers.managedAnnotations] = Object.keys(applied.annotations).sort().join('\n');
+  // Like vcluster (applyAnnotations), an object without annotations of its own gets no
+  // managed-annotations key rather than an empty one.
+  const managed = Object.keys(applied.annotations).sort().join('\n');
+  if (managed !== '') annotations[markers.managedAnnotations] = managed;
   annotations[markers.lastApplied] = stableStringify(applied);
   const labels: Record<string, string> = { ...applied.labels };
   labels[markers.managedBy] = identity.name;

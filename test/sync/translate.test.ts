@@ -118,7 +118,7 @@ describe('toHost translation', () => {
       endpoints('db', 'default', { annotations: { [`${DOMAIN}/object-name`]: 'forged' } }),
     );
     expect(host.metadata.annotations?.[`${DOMAIN}/object-name`]).toBe('db');
-    expect(host.metadata.annotations?.[`${DOMAIN}/managed-annotations`]).toBe('');
+    expect(host.metadata.annotations).not.toHaveProperty(`${DOMAIN}/managed-annotations`);
   });
 
   it('translates Pod targetRefs in addresses and notReadyAddresses and clears uid/resourceVersion', () => {
