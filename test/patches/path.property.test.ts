@@ -5,6 +5,7 @@ import {
   formatPath,
   getAt,
   type Location,
+  locationToPath,
   matchPath,
   type PathSegment,
   PathSyntaxError,
@@ -41,6 +42,17 @@ describe('path properties', () => {
     fc.assert(
       fc.property(location, (loc) => {
         expect(pathToLocation(parsePath(formatLocation(loc)))).toEqual(loc);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('formatLocation is the text formatPath gives the same steps (its key cache included)', () => {
+    fc.assert(
+      fc.property(location, (loc) => {
+        // Twice: the second call reads the cached key texts.
+        expect(formatLocation(loc)).toBe(formatPath(locationToPath(loc)));
+        expect(formatLocation(loc)).toBe(formatPath(locationToPath(loc)));
       }),
       { numRuns: 2000 },
     );

@@ -2,7 +2,7 @@
  * Canonical text of paths and locations: what explain output and `context.path` show.
  */
 import { looksLikeIndex } from './parse-path.ts';
-import { type Location, locationToPath, type Path, type PathSegment } from './segment.ts';
+import type { Location, Path, PathSegment } from './segment.ts';
 
 /** Characters that end a bare key, so a key holding one must be quoted. */
 const SPECIAL = /[.[\]"]/;
@@ -25,7 +25,32 @@ export function formatPath(path: Path): string {
  * from an index.
  */
 export function formatLocation(location: Location): string {
-  return formatPath(locationToPath(location));
+  // Straight from the steps, with each key's text cached: the pipeline formats every match's
+  // location (for the report and `context.path`), and the same keys come back object after
+  // object. Equal to formatPath(locationToPath(location)).
+  let text = '';
+  for (const step of location) {
+    if (typeof step === 'number') text += `[${step}]`;
+    else {
+      const key = keyText(step);
+      text += text.length === 0 && key.charCodeAt(0) === 46 /* . */ ? key.slice(1) : key;
+    }
+  }
+  return text;
+}
+
+/** Formatted keys (`.key` or `["quoted"]`), bounded: cleared when full. */
+const keyTexts = new Map<string, string>();
+const KEY_TEXTS_LIMIT = 4096;
+
+function keyText(key: string): string {
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    text = needsQuotes(key) ? `[${quote(key)}]` : `.${key}`;
+    if (keyTexts.size >= KEY_TEXTS_LIMIT) keyTexts.clear();
+    keyTexts.set(key, text);
+  }
+  return text;
 }
 
 function formatSegment(segment: PathSegment, first: boolean): string {

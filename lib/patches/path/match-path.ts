@@ -1,7 +1,7 @@
 /**
  * Finding the values a path selects in an object.
  */
-import type { Location, Path, PathSegment } from './segment.ts';
+import type { Location, Path } from './segment.ts';
 
 /** One value a path selected, and where it is. */
 export interface PathMatch {
@@ -17,34 +17,58 @@ export interface PathMatch {
  * when the object really has them as own keys. The empty path matches `root` itself.
  */
 export function matchPath(root: unknown, path: Path): PathMatch[] {
-  let matches: PathMatch[] = [{ location: [], value: root }];
-  for (const segment of path) {
-    const next: PathMatch[] = [];
-    for (const match of matches) step(match, segment, next);
-    matches = next;
-    if (matches.length === 0) break;
-  }
-  return matches;
+  const out: PathMatch[] = [];
+  walk(root, path, 0, [], out);
+  return out;
 }
 
-function step(match: PathMatch, segment: PathSegment, out: PathMatch[]): void {
-  const { value, location } = match;
+/**
+ * Depth first over `path` from segment `i`, `steps` being the location so far (one array,
+ * pushed and popped; copied only for a match): the same matches in the same order as going
+ * segment by segment, without a location array per step of every branch.
+ */
+function walk(
+  value: unknown,
+  path: Path,
+  i: number,
+  steps: (string | number)[],
+  out: PathMatch[],
+): void {
+  if (i === path.length) {
+    out.push({ location: steps.slice(), value });
+    return;
+  }
   if (value === null || typeof value !== 'object') return;
+  const segment = path[i]!;
   if (Array.isArray(value)) {
     if (segment.kind === 'wildcard') {
-      value.forEach((element, i) => {
-        out.push({ location: [...location, i], value: element });
-      });
+      for (let k = 0; k < value.length; k++) {
+        // A hole is no element (as forEach skips it).
+        if (!(k in value)) continue;
+        steps.push(k);
+        walk(value[k], path, i + 1, steps, out);
+        steps.pop();
+      }
     } else if (segment.kind === 'index' && segment.index < value.length) {
-      out.push({ location: [...location, segment.index], value: value[segment.index] });
+      steps.push(segment.index);
+      walk(value[segment.index], path, i + 1, steps, out);
+      steps.pop();
     }
     return;
   }
   const map = value as Record<string, unknown>;
   if (segment.kind === 'wildcard') {
-    for (const key of Object.keys(map)) out.push({ location: [...location, key], value: map[key] });
+    for (const key of Object.keys(map)) {
+      steps.push(key);
+      walk(map[key], path, i + 1, steps, out);
+      steps.pop();
+    }
     return;
   }
   const key = segment.kind === 'index' ? String(segment.index) : segment.key;
-  if (Object.hasOwn(map, key)) out.push({ location: [...location, key], value: map[key] });
+  if (Object.hasOwn(map, key)) {
+    steps.push(key);
+    walk(map[key], path, i + 1, steps, out);
+    steps.pop();
+  }
 }
