@@ -3,11 +3,11 @@
  * translation of their Pod targetRefs (SEMANTICS 3.4). Everything else about an Endpoints copy
  * is the generic translation of `translate.ts`.
  */
-import type { KubeObject } from '../kube/object.ts';
-import { MAX_NAME_LENGTH } from '../naming/index.ts';
-import type { SyncContext } from './context.ts';
-import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from './json.ts';
-import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
+import type { KubeObject } from '../../model/index.ts';
+import { MAX_NAME_LENGTH } from '../../naming/index.ts';
+import type { SyncContext } from '../context.ts';
+import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from '../json.ts';
+import { hostKeyOf, isMultiNamespace } from '../namespaces.ts';
 
 /** The address lists of a subset whose targetRefs point at Pods. */
 const ADDRESS_LISTS = ['addresses', 'notReadyAddresses'] as const;
@@ -325,5 +325,27 @@ export function endpointsSkipReason(
   return undefined;
 }
 
-/** Annotation the Kubernetes endpoints controller sets on every Endpoints object it writes. */
+/**
+ * Annotation the Kubernetes endpoints controller sets on Endpoints it writes after a change it
+ * can date (not on every write: an Endpoints made before any Pod change may lack it).
+ */
 export const ENDPOINTS_CONTROLLER_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
+
+/** Label the Kubernetes endpoints controller (1.33+) puts on every Endpoints object it writes. */
+export const ENDPOINTS_MANAGED_BY_LABEL = 'endpoints.kubernetes.io/managed-by';
+
+/** The value of {@link ENDPOINTS_MANAGED_BY_LABEL} that names the endpoints controller. */
+export const ENDPOINTS_CONTROLLER_NAME = 'endpoint-controller';
+
+/**
+ * True when the Kubernetes endpoints controller made this Endpoints object: it carries the
+ * controller's managed-by label or its trigger-time annotation.
+ */
+export function madeByEndpointsController(object: KubeObject): boolean {
+  const labels = object.metadata.labels ?? {};
+  const annotations = object.metadata.annotations ?? {};
+  return (
+    labels[ENDPOINTS_MANAGED_BY_LABEL] === ENDPOINTS_CONTROLLER_NAME ||
+    typeof annotations[ENDPOINTS_CONTROLLER_ANNOTATION] === 'string'
+  );
+}
