@@ -313,7 +313,9 @@ class ForwarderImpl implements Forwarder {
         clock: this.#clock,
         logger: this.#logger,
       });
-    this.#progress = new InitialSyncProgress(options.progress);
+    this.#progress = new InitialSyncProgress(options.progress, {
+      log: (message, attributes) => this.#logger.info(message, attributes),
+    });
     const sources: EventSources = {
       endpoints: (key) => this.#endpoints.get(key),
       service: (key) => this.#services.get(key),

@@ -4,6 +4,7 @@
  */
 export { type BackoffPolicy, backoffDelay, DEFAULT_ITEM_BACKOFF } from './backoff.ts';
 export { type BatchOptions, nextBatch } from './batcher.ts';
+export { hostCopyView, serviceView, withoutManagedFields } from './cache-trim.ts';
 export {
   type DispatchedResult,
   Dispatcher,
@@ -51,7 +52,12 @@ export {
   silentLogger,
 } from './logger.ts';
 export { ForwarderMetrics, type MetricSources } from './metrics.ts';
-export { InitialSyncProgress, type ProgressStream } from './progress.ts';
+export {
+  InitialSyncProgress,
+  ProgressMeter,
+  type ProgressMeterOptions,
+  type ProgressStream,
+} from './progress.ts';
 export {
   type QueueItem,
   type QueueRateLimiter,

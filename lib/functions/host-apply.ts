@@ -196,6 +196,46 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
   });
 }
 
+/**
+ * Plans one item against the host as it is, exactly as {@link syncItem} would before its first
+ * write, and writes nothing: the cluster-wide dry run (`endpoint-sync plan --virtual-kubeconfig`)
+ * runs every key through this. A host read that fails becomes a `failed` plan.
+ */
+export async function planItem(item: EventItem, env: ItemSyncEnv): Promise<Plan> {
+  const planner = env.planner ?? (env.evaluator ? inProcessPlanner(env.evaluator) : undefined);
+  const failed = (f: { reasonCode: string; reason: string; retryable: boolean }): Plan => ({
+    key: { namespace: item.key.namespace, name: item.key.name },
+    status: 'failed',
+    reasonCode: f.reasonCode as Plan['reasonCode'],
+    reason: f.reason,
+    retryable: f.retryable,
+    hostWrites: [],
+    virtualWrites: [],
+    reports: [],
+  });
+  const row = resourceByPlural(item.resource);
+  if (!planner || !row) {
+    return failed({
+      reasonCode: planner ? 'invalid-item' : 'internal-error',
+      reason: planner
+        ? `resource "${item.resource}" is not one endpoint-sync syncs`
+        : 'neither a planner nor an evaluator to plan with',
+      retryable: false,
+    });
+  }
+  const hostKey = hostKeyOf(row.kind, item.key, env.identity, env.config);
+  if (env.scope && !env.scope.namespaces.allows(hostKey.namespace)) {
+    return failed(outsideScope(`${row.plural} ${hostKey.namespace}/${hostKey.name}`));
+  }
+  try {
+    return await readAndPlan(item, row.plural, hostKey, env, async (input) => {
+      return (await planner.plan(input)).plan;
+    });
+  } catch (err) {
+    return failed(hostFailure(err, 'read', env, []));
+  }
+}
+
 /** Reads the host copy and the host objects the plan's references name, then plans. */
 async function readAndPlan(
   item: EventItem,

@@ -24,6 +24,7 @@ export {
   type HostScope,
   type ItemOutcome,
   type ItemSyncEnv,
+  planItem,
   syncItem,
 } from './host-apply.ts';
 export {

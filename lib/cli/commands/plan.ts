@@ -3,11 +3,20 @@
  * touching any cluster. The same planner the functions run, fed from files.
  */
 import { stringify } from 'yaml';
+import { ProgressMeter, type ProgressStream } from '../../forwarder/index.ts';
+import {
+  createKubeClient,
+  KubeApiError,
+  type KubeClient,
+  KubeConfigError,
+  kubeConfigFromFile,
+} from '../../kube/index.ts';
 import type { KubeObject } from '../../kube/object.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
 import { planSync } from '../../sync/plan.ts';
 import type { PlanInput } from '../../sync/plan-input.ts';
-import { type Command, UsageError } from '../command.ts';
+import { type ClusterPlan, hasChanges, planCluster } from '../cluster-plan.ts';
+import { type Command, type CommandIO, type CommandValues, UsageError } from '../command.ts';
 import {
   IDENTITY_OPTIONS,
   IDENTITY_USAGE,
@@ -19,10 +28,20 @@ import {
 
 const usage = `Usage: endpoint-sync plan --config FILE --virtual FILE [--host FILE] [--service FILE]
                           [--name VC_NAME] [--namespace HOST_NS] [--marker-domain DOMAIN]
+       endpoint-sync plan --config FILE --virtual-kubeconfig FILE --host-kubeconfig FILE
+                          [--name VC_NAME] [--namespace HOST_NS] [--marker-domain DOMAIN]
+                          [-o text|json|yaml]
 
-Plans the sync of one virtual Endpoints object and prints the plan as YAML: its status
-(write, unchanged, skipped, failed), the reason, the host writes, the virtual-side writes and
-the patch reports. Nothing is written anywhere.
+With --virtual: plans the sync of one virtual Endpoints object and prints the plan as YAML: its
+status (write, unchanged, skipped, failed), the reason, the host writes, the virtual-side writes
+and the patch reports. Nothing is written anywhere.
+
+With --virtual-kubeconfig and --host-kubeconfig: a dry run over a whole live virtual cluster.
+Every key a full resync would send (each virtual Endpoints, and each managed host copy whose
+virtual object is gone) is planned against the host as it is, and the command lists what the
+sync would create, update, delete and skip (with the reason), then a summary. It only lists and
+reads (list on the virtual cluster, list and get in the host namespace): nothing is written on
+either side. Progress goes to stderr (a line on a terminal, a line every 10 s otherwise).
 
 Flags:
   -c, --config FILE        the configuration file
@@ -31,14 +50,22 @@ Flags:
       --host FILE          YAML/JSON with the current host copy (and host-side referenced
                            objects); without it, no host copy exists
       --service FILE       the virtual Service of the same name (overrides one in --virtual)
+      --virtual-kubeconfig FILE  the live virtual cluster (its current context)
+      --host-kubeconfig FILE     the live host cluster (its current context)
+  -o, --output FORMAT      cluster dry run: text (default), json or yaml
 ${IDENTITY_USAGE}
   -h, --help               show this help
 
-Exit status: 0 when a plan was made (even "skipped"), 1 on a configuration error, unreadable
-input, or a failed plan.
+Exit status, one object: 0 when a plan was made (even "skipped"), 1 on a configuration error,
+unreadable input, or a failed plan.
+Exit status, cluster dry run (like kubectl diff): 0 nothing to write, 1 the sync would write
+something, 2 or more an error (bad flags or configuration, a cluster that cannot be listed, or a
+key that could not be planned).
 
-Example:
+Examples:
   endpoint-sync plan --config examples/endpoints.yaml --virtual examples/db-endpoints.yaml
+  endpoint-sync plan --config vc.yaml --virtual-kubeconfig virtual.kubeconfig \\
+    --host-kubeconfig host.kubeconfig --name my-vcluster --namespace vc-my-vcluster
 `;
 
 const plan: Command = {
@@ -49,9 +76,18 @@ const plan: Command = {
     virtual: { type: 'string' },
     host: { type: 'string' },
     service: { type: 'string' },
+    'virtual-kubeconfig': { type: 'string' },
+    'host-kubeconfig': { type: 'string' },
+    output: { type: 'string', short: 'o' },
     ...IDENTITY_OPTIONS,
   },
   async run(values, _positionals, io) {
+    if (values['virtual-kubeconfig'] !== undefined || values['host-kubeconfig'] !== undefined) {
+      return runClusterPlan(values, io);
+    }
+    if (values['output'] !== undefined) {
+      throw new UsageError('--output applies to the cluster dry run (--virtual-kubeconfig) only');
+    }
     const virtualFile = stringFlag(values, 'virtual');
     const config = await loadConfigFlag(values, io);
     if (!config) return 1;
@@ -97,5 +133,113 @@ const plan: Command = {
     }
   },
 };
+
+/** Exit codes of the cluster dry run, as `kubectl diff` has them. */
+const NO_CHANGES = 0;
+const CHANGES = 1;
+const ERROR = 2;
+
+async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<number> {
+  for (const flag of ['virtual', 'host', 'service']) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `--${flag} plans one object from files; the cluster dry run reads the clusters (drop --${flag})`,
+        ERROR,
+      );
+    }
+  }
+  const output = values['output'] ?? 'text';
+  if (output !== 'text' && output !== 'json' && output !== 'yaml') {
+    throw new UsageError(
+      `--output must be text, json or yaml, not ${JSON.stringify(output)}`,
+      ERROR,
+    );
+  }
+  const flag = (name: string) => {
+    try {
+      return stringFlag(values, name);
+    } catch (err) {
+      throw new UsageError((err as Error).message, ERROR);
+    }
+  };
+  const virtualPath = flag('virtual-kubeconfig');
+  const hostPath = flag('host-kubeconfig');
+  flag('config');
+  const identity = identityFrom(values);
+  const config = await loadConfigFlag(values, io);
+  if (!config) return ERROR;
+  let clients: { virtual: KubeClient; host: KubeClient };
+  try {
+    const options = { qps: 50, burst: 100, userAgent: 'endpoint-sync-plan' };
+    clients = {
+      virtual: createKubeClient(kubeConfigFromFile(virtualPath), options),
+      host: createKubeClient(kubeConfigFromFile(hostPath), options),
+    };
+  } catch (err) {
+    if (err instanceof KubeConfigError) throw new UsageError(err.message, ERROR);
+    throw err;
+  }
+  const stderr = io.stderr as ProgressStream;
+  const meter = new ProgressMeter({
+    label: 'dry run',
+    unit: 'keys',
+    stream: stderr,
+    log: (message, a) => io.stderr.write(`${message}: ${a['done']}/${a['total']} keys\n`),
+  });
+  const engine = await createExpressionEngine();
+  let result: ClusterPlan;
+  try {
+    result = await planCluster({
+      ...clients,
+      identity,
+      config,
+      evaluator: engine,
+      onProgress: (done, total) => meter.update(done, total),
+    });
+  } catch (err) {
+    if (err instanceof KubeApiError) {
+      io.stderr.write(`endpoint-sync plan: cannot list the clusters: ${err.message}\n`);
+      return ERROR;
+    }
+    throw err;
+  } finally {
+    meter.end();
+    engine.dispose();
+    await Promise.all([clients.virtual.close(), clients.host.close()]);
+  }
+  if (output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else if (output === 'yaml') io.stdout.write(stringify(result));
+  else io.stdout.write(formatClusterPlan(result, identity.name, identity.hostNamespace));
+  if (result.summary.failed > 0) return ERROR;
+  return hasChanges(result.summary) ? CHANGES : NO_CHANGES;
+}
+
+const LABELS = { write: 'write', skipped: 'skip', failed: 'FAILED', unchanged: 'unchanged' };
+
+/** The text report: one block per key that is not unchanged, then the summary. */
+export function formatClusterPlan(plan: ClusterPlan, name: string, hostNamespace: string): string {
+  const lines = [`dry run of virtual cluster ${name} (host namespace ${hostNamespace}):`];
+  for (const e of plan.entries) {
+    if (e.status === 'unchanged') continue;
+    const key = `${e.key.namespace}/${e.key.name}`;
+    const retry = e.status === 'failed' ? (e.retryable ? ' (retryable)' : ' (not retryable)') : '';
+    lines.push(`  ${LABELS[e.status].padEnd(9)} ${key} [${e.reasonCode}]${retry}: ${e.reason}`);
+    for (const w of e.writes) {
+      lines.push(`              ${w.side} ${w.verb} ${w.resource} ${w.namespace}/${w.name}`);
+    }
+  }
+  const s = plan.summary;
+  const skipped = Object.entries(s.skipped)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([code, n]) => `${code} ${n}`);
+  const skippedTotal = Object.values(s.skipped).reduce((a, b) => a + b, 0);
+  lines.push(
+    `summary: ${s.keys} keys; host: ${s.host.create} to create, ${s.host.update} to update, ` +
+      `${s.host.delete} to delete; virtual: ${s.virtual.create} to create, ${s.virtual.patch} ` +
+      `to patch; ${s.unchanged} unchanged; ${skippedTotal} skipped` +
+      `${skipped.length > 0 ? ` (${skipped.join(', ')})` : ''}; ${s.failed} failed`,
+  );
+  return `${lines.join('\n')}\n`;
+}
 
 export default plan;

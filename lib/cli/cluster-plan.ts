@@ -1,0 +1,224 @@
+/**
+ * The cluster-wide dry run behind `endpoint-sync plan --virtual-kubeconfig V --host-kubeconfig H`:
+ * every key a full resync of the forwarder would send (each virtual Endpoints, plus each managed
+ * host copy whose virtual object is gone), built into event items the way the forwarder builds
+ * them, and planned against the host as it is the way the sync function plans them, without a
+ * single write on either side. Only list (virtual cluster, host namespace) and get (host copies
+ * and the host objects reference patches name) reach the API servers.
+ */
+import type { SyncConfig } from '../config/types.ts';
+import type { EventDirection, EventItem } from '../contract/index.ts';
+import {
+  buildEvent,
+  hostCopyView,
+  keyString,
+  parseKeyString,
+  referenceCandidates,
+  serviceView,
+  type Trigger,
+  withoutManagedFields,
+} from '../forwarder/index.ts';
+import { DEFAULT_CONCURRENCY, planItem, runItems } from '../functions/index.ts';
+import { type KubeClient, type KubeObject, RESOURCES } from '../kube/index.ts';
+import type { Evaluator } from '../patches/types.ts';
+import type {
+  HostWrite,
+  Plan,
+  PlanStatus,
+  VirtualClusterIdentity,
+  VirtualWrite,
+} from '../sync/index.ts';
+
+/** What {@link planCluster} reads from and plans with. */
+export interface ClusterPlanOptions {
+  virtual: KubeClient;
+  host: KubeClient;
+  identity: VirtualClusterIdentity;
+  config: SyncConfig;
+  evaluator: Evaluator;
+  /** Keys planned at once (host reads overlap); default the function's own concurrency. */
+  concurrency?: number;
+  /** Called once the keys are known, then after every planned key. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** One write the sync would make, named but not shown (objects may hold tenant data). */
+export interface PlannedWrite {
+  side: 'host' | 'virtual';
+  verb: 'create' | 'update' | 'patch' | 'delete';
+  resource: string;
+  namespace: string;
+  name: string;
+}
+
+/** The dry run's answer for one key. */
+export interface ClusterPlanEntry {
+  key: { namespace: string; name: string };
+  /** `toHost` for a virtual Endpoints, `fromHost` for a host copy whose virtual object is gone. */
+  direction: EventDirection;
+  status: PlanStatus;
+  reasonCode: string;
+  reason: string;
+  retryable?: boolean;
+  writes: PlannedWrite[];
+}
+
+/** Counts over all entries. */
+export interface ClusterPlanSummary {
+  keys: number;
+  /** Host writes by verb, over every key (reference copies count too). */
+  host: { create: number; update: number; delete: number };
+  /** Virtual-side writes (labels/annotations flowing back, imports). */
+  virtual: { create: number; patch: number };
+  unchanged: number;
+  /** Skipped keys by reason code. */
+  skipped: Record<string, number>;
+  failed: number;
+}
+
+/** The whole dry run. */
+export interface ClusterPlan {
+  entries: ClusterPlanEntry[];
+  summary: ClusterPlanSummary;
+}
+
+/** Lists, builds and plans every key; never writes. Rejects only when a list fails. */
+export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
+  const { identity } = o;
+  const [endpoints, services, secrets, configMaps, hostCopies] = await Promise.all([
+    o.virtual.listAll(RESOURCES.endpoints),
+    o.virtual.listAll(RESOURCES.services),
+    o.virtual.listAll(RESOURCES.secrets),
+    o.virtual.listAll(RESOURCES.configMaps),
+    o.host.listAll(RESOURCES.endpoints, {
+      namespace: identity.hostNamespace,
+      labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
+    }),
+  ]);
+  // The same views of each object the forwarder's caches keep, so the plan sees what a live
+  // forwarder would send.
+  const byKey = (items: KubeObject[], view: (o: KubeObject) => KubeObject) =>
+    new Map(items.map((item) => [keyString(keyOf(item)), view(item)]));
+  const virtualEndpoints = byKey(endpoints.items, withoutManagedFields);
+  const virtualServices = byKey(services.items, serviceView);
+  const virtualSecrets = byKey(secrets.items, withoutManagedFields);
+  const virtualConfigMaps = byKey(configMaps.items, withoutManagedFields);
+
+  // A full resync's keys: every virtual Endpoints, and the orphaned host copies (their virtual
+  // object is gone, so the sync deletes them).
+  const keys = new Map<string, EventDirection>();
+  for (const key of [...virtualEndpoints.keys()].sort()) keys.set(key, 'toHost');
+  const view = hostCopyView(identity.markerDomain);
+  const orphans: string[] = [];
+  for (const copy of hostCopies.items.map(view)) {
+    const annotations = copy.metadata.annotations ?? {};
+    const name = annotations[`${identity.markerDomain}/object-name`];
+    const namespace = annotations[`${identity.markerDomain}/object-namespace`];
+    if (!name || !namespace) continue;
+    const key = keyString({ namespace, name });
+    if (!keys.has(key)) orphans.push(key);
+  }
+  for (const key of orphans.sort()) keys.set(key, 'fromHost');
+
+  const now = Date.now();
+  const { items } = buildEvent(
+    [...keys].map(([key, direction]) => ({
+      key,
+      trigger: { direction, enqueuedAt: now, cause: 'dry-run' } satisfies Trigger,
+      failures: 0,
+    })),
+    {
+      endpoints: (key) => virtualEndpoints.get(key),
+      service: (key) => virtualServices.get(key),
+      references: (key) => {
+        const object = virtualEndpoints.get(key);
+        if (!object) return [];
+        return referenceCandidates(object).flatMap((ref) => {
+          const k = keyString(ref);
+          return [virtualSecrets.get(k), virtualConfigMaps.get(k)].filter(
+            (x): x is KubeObject => x !== undefined,
+          );
+        });
+      },
+    },
+    identity,
+    { idPrefix: 'plan' },
+  );
+
+  let done = 0;
+  o.onProgress?.(0, items.length);
+  const plans = await runItems(items, o.concurrency ?? DEFAULT_CONCURRENCY, async (item) => {
+    const plan = await planItem(item, {
+      client: o.host,
+      evaluator: o.evaluator,
+      identity,
+      config: o.config,
+    });
+    o.onProgress?.(++done, items.length);
+    return plan;
+  });
+  const entries = plans.map((plan, i) => entryOf(items[i]!, plan));
+  return { entries, summary: summarize(entries) };
+}
+
+/** The namespace and name a write targets (deletes and patches name them, creates carry them). */
+function target(w: HostWrite | VirtualWrite): { namespace: string; name: string } {
+  if (w.verb === 'delete' || w.verb === 'patch') return { namespace: w.namespace, name: w.name };
+  return { namespace: w.object.metadata.namespace ?? '', name: w.object.metadata.name ?? '' };
+}
+
+function entryOf(item: EventItem, plan: Plan): ClusterPlanEntry {
+  const named = (side: PlannedWrite['side']) => (w: HostWrite | VirtualWrite) => ({
+    side,
+    verb: w.verb,
+    resource: w.resource,
+    ...target(w),
+  });
+  const writes: PlannedWrite[] = [
+    ...plan.hostWrites.map(named('host')),
+    ...plan.virtualWrites.map(named('virtual')),
+  ];
+  return {
+    key: parseKeyString(keyString(item.key)),
+    direction: item.direction,
+    status: plan.status,
+    reasonCode: plan.reasonCode,
+    reason: plan.reason,
+    ...(plan.status === 'failed' ? { retryable: plan.retryable ?? false } : {}),
+    writes,
+  };
+}
+
+function summarize(entries: ClusterPlanEntry[]): ClusterPlanSummary {
+  const summary: ClusterPlanSummary = {
+    keys: entries.length,
+    host: { create: 0, update: 0, delete: 0 },
+    virtual: { create: 0, patch: 0 },
+    unchanged: 0,
+    skipped: {},
+    failed: 0,
+  };
+  for (const entry of entries) {
+    if (entry.status === 'unchanged') summary.unchanged++;
+    else if (entry.status === 'failed') summary.failed++;
+    else if (entry.status === 'skipped') {
+      summary.skipped[entry.reasonCode] = (summary.skipped[entry.reasonCode] ?? 0) + 1;
+    }
+    for (const w of entry.writes) {
+      if (w.side === 'host' && w.verb !== 'patch') summary.host[w.verb]++;
+      if (w.side === 'virtual' && (w.verb === 'create' || w.verb === 'patch'))
+        summary.virtual[w.verb]++;
+    }
+  }
+  return summary;
+}
+
+/** Whether the dry run found anything the sync would write. */
+export function hasChanges(summary: ClusterPlanSummary): boolean {
+  const { host, virtual } = summary;
+  return host.create + host.update + host.delete + virtual.create + virtual.patch > 0;
+}
+
+function keyOf(object: KubeObject): { namespace: string; name: string } {
+  return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
+}

@@ -1,0 +1,264 @@
+/**
+ * `endpoint-sync plan --virtual-kubeconfig V --host-kubeconfig H`: the cluster-wide dry run
+ * through the real CLI dispatcher, against two emulated clusters over HTTP. The clusters answer
+ * every write with an injected error, and the injector's count proves none was sent.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../lib/cli/main.ts';
+import { parseConfig } from '../../lib/config/parse-config.ts';
+import type { SyncConfig } from '../../lib/config/types.ts';
+import { syncItem } from '../../lib/functions/index.ts';
+import {
+  createKubeClient,
+  type KubeObject,
+  kubeConfigFromString,
+  RESOURCES,
+} from '../../lib/kube/index.ts';
+import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import {
+  createExpressionEngine,
+  type ExpressionEngine,
+} from '../../lib/patches/expression/index.ts';
+import { bufferIO } from './buffer-io.ts';
+
+const CONFIG = `
+sync:
+  toHost:
+    endpoints:
+      patches:
+        - path: metadata.annotations[*]
+          expression: '"pre-" + value'
+          reverseExpression: value.slice(4)
+`;
+const identity = { name: 'vc', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' };
+const WRITE_VERBS = ['create', 'update', 'patch', 'delete'] as const;
+
+function endpoints(name: string, ip: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name, namespace: 'default', annotations: { team: 'ops' } },
+    subsets: [{ addresses: [{ ip }], ports: [{ port: 5432 }] }],
+  } as KubeObject;
+}
+
+function service(name: string, selector?: Record<string, string>): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default' },
+    spec: { ports: [{ port: 5432 }], ...(selector ? { selector } : {}) },
+  } as KubeObject;
+}
+
+let virtual: EmulatedCluster;
+let host: EmulatedCluster;
+let dir: string;
+let engine: ExpressionEngine;
+let config: SyncConfig;
+const files = { 'c.yaml': CONFIG };
+
+/** Syncs one key for real (the function's write path), to put the host in a known state. */
+async function syncForReal(name: string): Promise<void> {
+  const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
+  const peek = (resource: string) => virtual.store.peek(resource, 'default', name) ?? null;
+  const out = await syncItem(
+    {
+      id: '1',
+      direction: 'toHost',
+      resource: 'endpoints',
+      key: { namespace: 'default', name },
+      virtualObject: peek('endpoints') as KubeObject | null,
+      service: peek('services') as KubeObject | null,
+    },
+    { client, evaluator: engine, identity, config },
+  );
+  await client.close();
+  expect(out.result.status, out.result.reason).toBe('applied');
+}
+
+async function dryRun(...extra: string[]) {
+  return dryRunWith(bufferIO(files), ...extra);
+}
+
+async function dryRunWith(io: ReturnType<typeof bufferIO>, ...extra: string[]) {
+  const code = await main(
+    [
+      'plan',
+      '--config',
+      'c.yaml',
+      '--virtual-kubeconfig',
+      join(dir, 'virtual'),
+      '--host-kubeconfig',
+      join(dir, 'host'),
+      '--name',
+      'vc',
+      '--namespace',
+      'vc-host',
+      ...extra,
+    ],
+    io,
+  );
+  return { code, stdout: io.out, stderr: io.err };
+}
+
+function refuseWrites(): void {
+  for (const cluster of [virtual, host]) {
+    cluster.faults.set(WRITE_VERBS.map((verb) => ({ verb, status: 500 as const })));
+  }
+}
+
+beforeAll(async () => {
+  virtual = await startCluster({ name: 'virtual' });
+  host = await startCluster({ name: 'host', namespaces: ['default', 'vc-host'] });
+  dir = await mkdtemp(join(tmpdir(), 'cluster-plan-'));
+  await writeFile(join(dir, 'virtual'), virtual.kubeconfig);
+  await writeFile(join(dir, 'host'), host.kubeconfig);
+  engine = await createExpressionEngine();
+  config = parseConfig(CONFIG, 'c.yaml').config!;
+
+  const put = (resource: string, o: KubeObject) => virtual.store.create(resource, 'default', o);
+  // in sync already
+  put('endpoints', endpoints('same', '10.0.0.1'));
+  put('services', service('same'));
+  // to update: synced, then its address changes
+  put('endpoints', endpoints('moved', '10.0.0.2'));
+  put('services', service('moved'));
+  // to delete: synced, then the virtual Endpoints goes away
+  put('endpoints', endpoints('gone', '10.0.0.3'));
+  put('services', service('gone'));
+  for (const name of ['same', 'moved', 'gone']) await syncForReal(name);
+  const moved = virtual.store.get('endpoints', 'default', 'moved');
+  virtual.store.update('endpoints', 'default', {
+    ...moved,
+    subsets: [{ addresses: [{ ip: '10.0.0.22' }], ports: [{ port: 5432 }] }],
+  });
+  virtual.store.delete('endpoints', 'default', 'gone');
+  // to create
+  put('endpoints', endpoints('db', '10.0.0.4'));
+  put('services', service('db'));
+  // skipped: the Service has a selector (the endpoints controller owns the Endpoints)
+  put('endpoints', endpoints('web', '10.0.0.5'));
+  put('services', service('web', { app: 'web' }));
+});
+
+afterEach(() => {
+  virtual.faults.clear();
+  host.faults.clear();
+});
+
+afterAll(async () => {
+  engine.dispose();
+  await Promise.all([virtual.close(), host.close()]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('endpoint-sync plan over a live virtual cluster', () => {
+  it('lists what the sync would create, update, delete and skip, exits 1, and writes nothing', async () => {
+    const hostBefore = host.store.list('endpoints', 'vc-host');
+    const virtualVersion = virtual.store.resourceVersion();
+    refuseWrites();
+    const r = await dryRun();
+    expect(r.code, r.stderr).toBe(1);
+    const lines = r.stdout.split('\n');
+    const line = (key: string) => lines.find((l) => l.includes(` default/${key} `)) ?? '';
+    expect(line('db')).toMatch(/^ {2}write +default\/db \[created\]/);
+    expect(r.stdout).toContain('host create endpoints vc-host/db-x-default-x-vc');
+    expect(line('moved')).toMatch(/write +default\/moved \[updated\]/);
+    expect(r.stdout).toContain('host update endpoints vc-host/moved-x-default-x-vc');
+    expect(line('gone')).toMatch(/write +default\/gone/);
+    expect(r.stdout).toContain('host delete endpoints vc-host/gone-x-default-x-vc');
+    expect(line('web')).toMatch(/skip +default\/web \[service-has-selector\]/);
+    expect(r.stdout).not.toContain('default/same');
+    expect(lines).toContain(
+      'summary: 5 keys; host: 1 to create, 1 to update, 1 to delete; virtual: 0 to create, 0 to patch; 1 unchanged; 1 skipped (service-has-selector 1); 0 failed',
+    );
+    // No write reached either cluster (every write verb answered 500 and none was counted),
+    // and the stored objects did not move.
+    expect(virtual.faults.count + host.faults.count).toBe(0);
+    expect(host.store.list('endpoints', 'vc-host')).toEqual(hostBefore);
+    expect(virtual.store.resourceVersion()).toBe(virtualVersion);
+  });
+
+  it('-o json carries every key with its writes and the summary', async () => {
+    refuseWrites();
+    const r = await dryRun('-o', 'json');
+    expect(r.code).toBe(1);
+    const plan = JSON.parse(r.stdout);
+    const byName = Object.fromEntries(
+      plan.entries.map((e: { key: { name: string } }) => [e.key.name, e]),
+    );
+    expect(Object.keys(byName).sort()).toEqual(['db', 'gone', 'moved', 'same', 'web']);
+    expect(byName.same.status).toBe('unchanged');
+    expect(byName.gone.direction).toBe('fromHost');
+    expect(byName.db.writes).toEqual([
+      {
+        side: 'host',
+        verb: 'create',
+        resource: 'endpoints',
+        namespace: 'vc-host',
+        name: 'db-x-default-x-vc',
+      },
+    ]);
+    expect(plan.summary.host).toEqual({ create: 1, update: 1, delete: 1 });
+    expect(virtual.faults.count + host.faults.count).toBe(0);
+  });
+
+  it('the output names objects, never their data (no addresses, no annotation values)', async () => {
+    const r = await dryRun();
+    expect(r.stdout).not.toMatch(/10\.0\.0\.|pre-ops/);
+    expect(r.stderr).not.toMatch(/10\.0\.0\.|pre-ops/);
+  });
+
+  it('a terminal gets a progress line on stderr; stdout stays the report', async () => {
+    const io = bufferIO(files);
+    (io.stderr as { isTTY?: boolean }).isTTY = true;
+    await dryRunWith(io);
+    expect(io.err).toContain('dry run: 5/5 keys (100%)');
+    expect(io.err.endsWith('\n')).toBe(true);
+    expect(io.out).not.toContain('\r');
+  });
+
+  it('exits 2 when a cluster cannot be listed, and names the problem', async () => {
+    virtual.faults.set({ verb: 'list', resource: 'services', status: 500 });
+    const r = await dryRun();
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('cannot list the clusters');
+    expect(r.stdout).toBe('');
+  });
+
+  it('exits 2 when a key cannot be planned (a host read fails), and says which and why', async () => {
+    host.faults.set({ verb: 'get', resource: 'endpoints', status: 409 });
+    const r = await dryRun();
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(
+      /FAILED +default\/db \[host-read-failed\] \(not retryable\): host read failed/,
+    );
+    expect(r.stdout).toMatch(/; 5 failed$/m);
+  });
+
+  it('exits 2 on bad flags (plain --virtual mixed in, an unknown output format, a missing kubeconfig)', async () => {
+    expect((await dryRun('--virtual', 'v.yaml')).code).toBe(2);
+    expect((await dryRun('-o', 'xml')).code).toBe(2);
+    const io = bufferIO(files);
+    const code = await main(
+      ['plan', '-c', 'c.yaml', '--virtual-kubeconfig', join(dir, 'virtual')],
+      io,
+    );
+    expect(code).toBe(2);
+    expect(io.err).toContain('--host-kubeconfig');
+  });
+
+  it('exits 0 once the host is in sync', async () => {
+    for (const name of ['db', 'moved']) await syncForReal(name);
+    const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
+    await client.delete(RESOURCES.endpoints, 'gone-x-default-x-vc', { namespace: 'vc-host' });
+    await client.close();
+    const r = await dryRun();
+    expect(r.stdout).toContain('host: 0 to create, 0 to update, 0 to delete');
+    expect(r.code).toBe(0);
+  });
+});

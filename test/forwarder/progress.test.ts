@@ -1,0 +1,69 @@
+/**
+ * ProgressMeter: a redrawn line on a terminal, periodic log lines elsewhere, nothing else.
+ */
+import { describe, expect, it } from 'vitest';
+import { ProgressMeter } from '../../lib/forwarder/progress.ts';
+
+function recorder(isTTY: boolean) {
+  const written: string[] = [];
+  const logged: Array<[string, Record<string, unknown>]> = [];
+  let now = 0;
+  return {
+    written,
+    logged,
+    tick: (ms: number) => {
+      now += ms;
+    },
+    options: {
+      label: 'dry run',
+      unit: 'keys',
+      stream: { isTTY, write: (s: string) => written.push(s) },
+      log: (m: string, a: Record<string, unknown>) => logged.push([m, a]),
+      now: () => now,
+    },
+  };
+}
+
+describe('ProgressMeter', () => {
+  it('on a terminal: redraws one line at most every 100 ms, always the last step, then a newline', () => {
+    const r = recorder(true);
+    const m = new ProgressMeter(r.options);
+    m.update(0, 4);
+    m.update(1, 4); // same instant: not redrawn
+    r.tick(150);
+    m.update(2, 4);
+    m.update(4, 4); // the last step is always drawn
+    m.end();
+    expect(r.written).toEqual([
+      '\r\x1b[2Kdry run: 0/4 keys (0%)',
+      '\r\x1b[2Kdry run: 2/4 keys (50%)',
+      '\r\x1b[2Kdry run: 4/4 keys (100%)',
+      '\n',
+    ]);
+    expect(r.logged).toEqual([]);
+  });
+
+  it('without a terminal: a log line at most every interval, never a carriage return', () => {
+    const r = recorder(false);
+    const m = new ProgressMeter({ ...r.options, intervalMs: 1000 });
+    for (let i = 1; i <= 30; i++) {
+      r.tick(100);
+      m.update(i, 30);
+    }
+    m.end();
+    expect(r.written).toEqual([]);
+    expect(r.logged).toEqual([
+      ['dry run progress', { done: 10, total: 30, percent: 33 }],
+      ['dry run progress', { done: 20, total: 30, percent: 66 }],
+      ['dry run progress', { done: 30, total: 30, percent: 100 }],
+    ]);
+  });
+
+  it('after end(), updates draw nothing', () => {
+    const r = recorder(true);
+    const m = new ProgressMeter(r.options);
+    m.end();
+    m.update(1, 1);
+    expect(r.written).toEqual([]);
+  });
+});
