@@ -38,12 +38,14 @@ import { percentile } from './support/percentile.ts';
 
 const OBJECTS = Number(process.env['E2E_BENCH_OBJECTS'] ?? 10_000);
 /**
- * Node flags of the child forwarder: the NODE_OPTIONS of deploy/deployment.yaml, so (c) measures
+ * Node flags of the child forwarder: the NODE_OPTIONS of deploy/base/deployment.yaml, so (c) measures
  * the forwarder as it is deployed (E2E_BENCH_NODE_FLAGS overrides, '' for none).
  */
 const NODE_FLAGS = (
   process.env['E2E_BENCH_NODE_FLAGS'] ??
-  deployedNodeOptions(readFileSync(new URL('../deploy/deployment.yaml', import.meta.url), 'utf8'))
+  deployedNodeOptions(
+    readFileSync(new URL('../deploy/base/deployment.yaml', import.meta.url), 'utf8'),
+  )
 )
   .split(' ')
   .filter(Boolean);

@@ -68,7 +68,7 @@ function short(n: number): string {
 /** The forwarder's Node options as deployed, with the heap limit raised (see the header). */
 function nodeFlags(): string[] {
   const deployed = deployedNodeOptions(
-    readFileSync(new URL('../deploy/deployment.yaml', import.meta.url), 'utf8'),
+    readFileSync(new URL('../deploy/base/deployment.yaml', import.meta.url), 'utf8'),
   );
   return [
     ...deployed.split(' ').filter((f) => f && !f.startsWith('--max-old-space-size')),

@@ -20,7 +20,7 @@ export function memoryOf(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
 
-/** The NODE_OPTIONS of deploy/deployment.yaml, so the child runs as the forwarder is deployed. */
+/** The NODE_OPTIONS of deploy/base/deployment.yaml, so the child runs as the forwarder is deployed. */
 export function deployedNodeOptions(deploymentYaml: string): string {
   for (const doc of parseAllDocuments(deploymentYaml)) {
     const deployment = doc.toJS() as {

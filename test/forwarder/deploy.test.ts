@@ -30,7 +30,7 @@ interface Manifest {
 }
 
 function load(path: string): Manifest[] {
-  const text = readFileSync(new URL(`../../deploy/${path}`, import.meta.url), 'utf8');
+  const text = readFileSync(new URL(`../../deploy/base/${path}`, import.meta.url), 'utf8');
   return parseAllDocuments(text).map((d) => d.toJS() as Manifest);
 }
 
@@ -102,7 +102,7 @@ describe('deploy/', () => {
   });
 
   it('gives the host side read-only access to Endpoints', () => {
-    const role = load('host/rbac.yaml').find((d) => d.kind === 'Role')!;
+    const role = load('../host/rbac.yaml').find((d) => d.kind === 'Role')!;
     expect(
       rulesOf(role)
         .map((r) => `${r.resource}:${r.verb}`)

@@ -240,7 +240,7 @@ function docs(dir: string): Doc[] {
     .filter(Boolean);
 }
 
-const virtualDocs = docs('deploy');
+const virtualDocs = docs('deploy/base');
 const hostDocs = docs('deploy/host');
 const all = [...virtualDocs, ...hostDocs];
 const ofKind = (list: Doc[], kind: string) => list.filter((d) => d.kind === kind);
@@ -350,7 +350,7 @@ describe('deploy/ grants exactly what the code needs', () => {
   });
 
   it('the kustomizations apply every manifest of their folder, and nothing else', () => {
-    for (const dir of ['deploy', 'deploy/host']) {
+    for (const dir of ['deploy/base', 'deploy/host']) {
       const k = parseAllDocuments(
         readFileSync(join(root, dir, 'kustomization.yaml'), 'utf8'),
       )[0]!.toJS() as Doc;
