@@ -62,7 +62,23 @@ export function readPatch(
     );
     return undefined;
   }
-  const known = knownEntries(ctx, entries(ctx, node, itemPath), PATCH_KEYS, 'a patch');
+  const all = entries(ctx, node, itemPath);
+  // vcluster's `labels` mode is refused by name, not as an unknown key: it is valid in a
+  // vcluster file, only not for the kinds endpoint-sync syncs.
+  const labelsMode = all.find((entry) => entry.key === 'labels');
+  if (labelsMode !== undefined) {
+    reporter.error(
+      labelsMode.keyNode,
+      labelsMode.configPath,
+      `${labelsMode.configPath}: labels patches translate the label selectors of custom resources (vcluster supports them only there, not on built-in kinds such as Endpoints) and endpoint-sync does not run them; remove this patch, or use an expression patch on the selector`,
+    );
+  }
+  const known = knownEntries(
+    ctx,
+    all.filter((entry) => entry !== labelsMode),
+    PATCH_KEYS,
+    'a patch',
+  );
   const position = { file: reporter.file, ...reporter.position(node.range?.[0] ?? 0) };
 
   const pathEntry = known.get('path');
@@ -93,7 +109,7 @@ export function readPatch(
       itemPath,
       `${listPath}[${index}] can only use one of: expression or reference`,
     );
-  } else if (!usesExpression && referenceEntry === undefined) {
+  } else if (!usesExpression && referenceEntry === undefined && labelsMode === undefined) {
     reporter.error(
       node,
       itemPath,
@@ -219,18 +235,16 @@ function readReference(ctx: ReadContext, entry: Entry): ReferenceSpec | undefine
     );
   }
 
+  // Accepting `labels` and failing every object at sync time would be worse than refusing the
+  // file: vcluster's references have no such key, and no label-selector reference is run here.
   const labels = known.get('labels');
   if (labels !== undefined) {
-    if (isMap(labels.value)) {
-      spec.labels = labels.value.toJS(ctx.doc) as Record<string, unknown>;
-    } else {
-      valid = false;
-      reporter.error(
-        labels.place ?? labels.keyNode,
-        labels.configPath,
-        `${labels.configPath} must be a mapping, got ${describe(labels.value)}`,
-      );
-    }
+    valid = false;
+    reporter.error(
+      labels.keyNode,
+      labels.configPath,
+      `${labels.configPath}: label-selector references are not supported (vcluster's reference has no labels key; its labels patches are a separate mode, for custom resources only); remove labels to treat the value at path as an object name`,
+    );
   }
   if (!valid || apiVersion === undefined || kind === undefined) return undefined;
   return { apiVersion, kind, ...spec };

@@ -257,7 +257,7 @@ describe('owned sections: keys and types', () => {
       ),
     ).toEqual([
       `test.yaml:6:35: error: ${LIST}[0].reference.apiVersion must be a string, got a number; e.g. v1 (${LIST}[0].reference.apiVersion)`,
-      `test.yaml:6:60: error: ${LIST}[0].reference.labels must be a mapping, got a list (${LIST}[0].reference.labels)`,
+      `test.yaml:6:52: error: ${LIST}[0].reference.labels: label-selector references are not supported (vcluster's reference has no labels key; its labels patches are a separate mode, for custom resources only); remove labels to treat the value at path as an object name (${LIST}[0].reference.labels)`,
     ]);
     expect(lines(endpointsPatches('- "just a string"'))).toEqual([
       `test.yaml:5:11: error: ${LIST}[0] must be a mapping with "path" and either "expression"/"reverseExpression" or "reference", got a string (${LIST}[0])`,
@@ -528,7 +528,6 @@ describe('patch rules (SEMANTICS 2)', () => {
         '    namespacePath: ns',
         '    kindPath: kind',
         '    apiVersionPath: apiVersion',
-        '    labels: {app: web}',
       ),
     );
     expect(full.diagnostics).toEqual([]);
@@ -539,7 +538,6 @@ describe('patch rules (SEMANTICS 2)', () => {
       namespacePath: 'ns',
       kindPath: 'kind',
       apiVersionPath: 'apiVersion',
-      labels: { app: 'web' },
     });
   });
 

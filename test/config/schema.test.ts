@@ -105,7 +105,6 @@ describe('config.schema.json', () => {
       'apiVersionPath',
       'kind',
       'kindPath',
-      'labels',
       'namePath',
       'namespacePath',
     ]);
@@ -125,6 +124,8 @@ describe('config.schema.json', () => {
       ['{expression: value}', false],
       ['{path: a, expression: ""}', false],
       ['{path: a, reference: {apiVersion: v1, kind: Secret, labels: [x]}}', false],
+      ['{path: a, reference: {apiVersion: v1, kind: Secret, labels: {}}}', false],
+      ['{path: a, labels: {}}', false],
     ];
     for (const [patch, valid] of cases) {
       const text = `sync:\n  toHost:\n    endpoints:\n      patches:\n        - ${patch}\n`;
