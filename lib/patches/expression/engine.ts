@@ -179,7 +179,8 @@ export class ExpressionEngine implements Evaluator {
     try {
       if (this.#disposed)
         return this.#fail({ code: 'internal', message: 'the expression engine was disposed' });
-      const entry = this.#entry(source);
+      const key = cacheKey(source, context);
+      const entry = this.#entry(key, source);
       if (!entry.ok) return this.#fail(entry.error);
       // The native path runs only on inputs provably far below the sandbox's input cap (a bound,
       // cheaper than building the sandbox's copy); anything else meets the exact check below.
@@ -195,7 +196,7 @@ export class ExpressionEngine implements Evaluator {
       }
       const input = this.#marshal(entry, value, context);
       if ('error' in input) return this.#fail(input.error);
-      return this.#inSandbox(source, entry, input, context);
+      return this.#inSandbox(key, source, entry, input, context);
     } catch (err) {
       return this.#fail({
         code: 'internal',
@@ -229,11 +230,11 @@ export class ExpressionEngine implements Evaluator {
     this.#entries.clear();
   }
 
-  #entry(source: string): Entry {
-    const cached = this.#entries.get(source);
+  #entry(key: string, source: string): Entry {
+    const cached = this.#entries.get(key);
     if (cached !== undefined) return cached;
     const entry = this.#analyse(source);
-    this.#entries.set(source, entry);
+    this.#entries.set(key, entry);
     return entry;
   }
 
@@ -327,6 +328,7 @@ export class ExpressionEngine implements Evaluator {
   }
 
   #inSandbox(
+    key: string,
     source: string,
     entry: Extract<Entry, { ok: true }>,
     input: Marshalled,
@@ -346,7 +348,7 @@ export class ExpressionEngine implements Evaluator {
     const { kind, payload, ctxJson } = input;
 
     this.#current = context;
-    const compiled = sandbox.compile(source);
+    const compiled = sandbox.compile(source, key);
     if (!compiled.ok) return this.#afterFailure(compiled.error, compiled.poisoned);
 
     let config: ReturnType<Sandbox['config']> | undefined;
@@ -438,6 +440,18 @@ export class ExpressionEngine implements Evaluator {
     this.#stats.failures[error.code]++;
     return { ok: false, error };
   }
+}
+
+/**
+ * The cache key of `source` for the virtual cluster (tenant) of `context`: what is analysed and
+ * compiled for one tenant is never reused for another, so no tenant can tell from an
+ * evaluation's speed whether another tenant uses an expression, and one tenant's entries
+ * cannot be reached through another's. Virtual cluster names and namespaces are DNS labels, so
+ * the NUL separators cannot be forged.
+ */
+function cacheKey(source: string, context: ExpressionContext): string {
+  const vc = context.virtualcluster;
+  return `${vc.namespace}\u0000${vc.name}\u0000${source}`;
 }
 
 /**

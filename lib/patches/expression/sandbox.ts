@@ -163,10 +163,11 @@ export class Sandbox {
    * through the syntax check, which parses exactly this text: the wrapper alone does not confine
    * it. As a second line of defence the function QuickJS made must have exactly the wrapper's
    * text; if not, the two parsers disagreed, top-level code may have run, and the context is
-   * marked for replacement.
+   * marked for replacement. The function is cached under `key` (the engine's: the source within
+   * one tenant), the source by default.
    */
-  compile(source: string): Compiled {
-    const cached = this.#compiled.get(source);
+  compile(source: string, key: string = source): Compiled {
+    const cached = this.#compiled.get(key);
     if (cached !== undefined) return { ok: true, fn: cached };
     const vm = this.#vm;
     this.#arm();
@@ -192,7 +193,7 @@ export class Sandbox {
           poisoned: false,
         };
       }
-      this.#compiled.set(source, r.value);
+      this.#compiled.set(key, r.value);
       return { ok: true, fn: r.value };
     } catch (err) {
       return { ok: false, error: hostFailure(err), poisoned: true };

@@ -215,3 +215,28 @@ describe('evaluator tag', () => {
     expect(native.stats().native).toBeGreaterThan(0);
   });
 });
+
+describe('caches per tenant', () => {
+  it('analyses and compiles a source once per virtual cluster, never reusing another one’s', async () => {
+    const engine = await createExpressionEngine({ nativeFastPath: false });
+    try {
+      const other = sampleContext({
+        virtualcluster: { ...ctx.virtualcluster, name: 'vc2', namespace: 'vc-vc2' },
+      });
+      const sameNameElsewhere = sampleContext({
+        virtualcluster: { ...ctx.virtualcluster, namespace: 'vc-other' },
+      });
+      for (const context of [ctx, ctx, other, other, sameNameElsewhere]) {
+        expect(engine.evaluate('value + "-x"', 'a', context)).toMatchObject({
+          ok: true,
+          value: 'a-x',
+          evaluator: 'sandbox',
+        });
+      }
+      // One entry per tenant: a second evaluation of a tenant reuses its own.
+      expect(engine.stats().cachedExpressions).toBe(3);
+    } finally {
+      engine.dispose();
+    }
+  });
+});
