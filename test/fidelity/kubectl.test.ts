@@ -90,3 +90,76 @@ describe('kubectl auth', () => {
     expect(await ok(['auth', 'whoami'])).toMatch(/Username\s+\S+/);
   });
 });
+
+const endpointsYaml = (ip: string, extra = '') => `apiVersion: v1
+kind: Endpoints
+metadata:
+  name: kc-ep
+subsets:
+- addresses:
+  - ip: ${ip}
+  ports:
+  - name: http
+    port: 80${extra}
+`;
+
+describe('kubectl with the OpenAPI documents (no --validate=false)', () => {
+  it('create -f, apply -f twice, replace -f, diff', async () => {
+    expect(await ok(['create', '-f', '-'], endpointsYaml('10.40.0.1'))).toContain('created');
+    expect(await ok(['apply', '-f', '-'], endpointsYaml('10.40.0.2'))).toContain('configured');
+    expect(await ok(['apply', '-f', '-'], endpointsYaml('10.40.0.3'))).toContain('configured');
+    expect(await ok(['replace', '-f', '-'], endpointsYaml('10.40.0.4'))).toContain('replaced');
+    const diff = await k.run(['diff', '-f', '-'], { input: endpointsYaml('10.40.0.5') });
+    expect(diff.code).toBe(1);
+    expect(diff.stdout).toContain('+  - ip: 10.40.0.5');
+  });
+
+  it('an unknown field is refused by the server (fieldValidation=Strict)', async () => {
+    const r = await k.run(['apply', '-f', '-'], {
+      input: endpointsYaml('10.40.0.6', '\n    bogus: 1'),
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(
+      /strict decoding error: unknown field "subsets(\[0\])?\.ports(\[0\])?\.bogus"/,
+    );
+  });
+
+  it('edit', async () => {
+    await ok(['apply', '-f', '-'], endpointsYaml('10.40.0.7'));
+    const r = await k.run(['edit', 'endpoints', 'kc-ep'], {
+      env: {
+        EDITOR: 'sed -i s/10.40.0.7/10.40.0.8/',
+        KUBE_EDITOR: 'sed -i s/10.40.0.7/10.40.0.8/',
+      },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const ep = JSON.parse(await ok(['get', 'endpoints', 'kc-ep', '-o', 'json']));
+    expect(ep.subsets[0].addresses[0].ip).toBe('10.40.0.8');
+  });
+
+  it('explain endpoints and endpointslices', async () => {
+    expect(await ok(['explain', 'endpoints.subsets.addresses'])).toContain(
+      'FIELD: addresses <[]EndpointAddress>',
+    );
+    expect(await ok(['explain', 'endpointslices'])).toContain('GROUP:      discovery.k8s.io');
+  });
+
+  it('apply --dry-run=server -k deploy/', async () => {
+    // The kustomization names its own namespace, which a dry run does not create: the objects in
+    // it need it to exist, as on a real cluster.
+    const made = await k.run(['create', 'namespace', 'endpoint-sync']);
+    try {
+      const r = await k.run(['apply', '--dry-run=server', '-k', 'deploy/', '-n', 'endpoint-sync']);
+      expect(r.stderr.split('\n').filter((l) => /error|Error/.test(l))).toEqual([]);
+      expect(r.code).toBe(0);
+      for (const line of [
+        'serviceaccount/endpoint-sync-forwarder created (server dry run)',
+        'clusterrole.rbac.authorization.k8s.io/endpoint-sync-forwarder created (server dry run)',
+        'deployment.apps/endpoint-sync-forwarder created (server dry run)',
+      ])
+        expect(r.stdout).toContain(line);
+    } finally {
+      if (made.code === 0) await k.run(['delete', 'namespace', 'endpoint-sync', '--wait=false']);
+    }
+  });
+});

@@ -665,7 +665,7 @@ describe('content types', () => {
     ['POST', `${ns}/configmaps`, 'text/plain'],
     ['POST', `${ns}/configmaps`, 'application/x-www-form-urlencoded'],
     ['POST', `${ns}/configmaps`, 'multipart/form-data; boundary=x'],
-    ['POST', `${ns}/configmaps`, 'application/vnd.kubernetes.protobuf'],
+    ['POST', `${ns}/configmaps`, 'application/protobuf'], // the Kubernetes protobuf type: emulator-protobuf.test.ts
     ['POST', `${ns}/configmaps`, 'application/cbor'],
     ['POST', `${ns}/configmaps`, 'application/json-patch+json'],
     ['PUT', `${ns}/configmaps/ct`, 'application/xml'],

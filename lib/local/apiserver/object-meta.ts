@@ -63,10 +63,30 @@ const metaOrder = [
   'managedFields',
 ];
 
-/** `meta` with its fields in the order the real server writes them, undefined ones dropped. */
+/** Metadata fields Go writes with `omitempty`: an empty map or list is not written at all. */
+const omitEmpty = new Set([
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+]);
+
+function isEmptyCollection(v: unknown): boolean {
+  if (Array.isArray(v)) return v.length === 0;
+  return v !== null && typeof v === 'object' && Object.keys(v).length === 0;
+}
+
+/**
+ * `meta` with its fields in the order the real server writes them, undefined ones and empty
+ * maps/lists (`annotations: {}`, which `kubectl apply` sends) dropped as Go's `omitempty` does.
+ */
 export function orderMeta(meta: Meta): Meta {
   const out: Meta = {};
-  for (const k of metaOrder) if (getOwn(meta, k) !== undefined) out[k] = meta[k];
+  for (const k of metaOrder) {
+    const v = getOwn(meta, k);
+    if (v !== undefined && !(omitEmpty.has(k) && isEmptyCollection(v))) out[k] = v;
+  }
   for (const [k, v] of Object.entries(meta))
     if (!Object.hasOwn(out, k) && v !== undefined) setOwn(out, k, v);
   return out;

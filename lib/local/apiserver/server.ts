@@ -21,6 +21,7 @@ import {
   unsupportedMediaType,
 } from './errors.ts';
 import type { FaultInjector, Verb } from './faults.ts';
+import { openapiV2, openapiV3, openapiV3Index } from './openapi.ts';
 import { PATCH_TYPES, type PatchType } from './patch.ts';
 import {
   invalidNameParameter,
@@ -276,6 +277,8 @@ async function handle(
     if (p === '/version') return sendJson(res, 200, versionInfo());
     if (p === '/api') return sendJson(res, 200, apiVersions(ctx.address()));
     if (p === '/apis') return sendJson(res, 200, apiGroupList());
+    if (p === '/openapi/v2' || p === '/openapi/v3' || p.startsWith('/openapi/v3/'))
+      return serveOpenapi(req, res, p);
     if (segments[0] === 'api' && segments.length === 2) {
       const doc = resourceList('', segments[1]!);
       return doc ? sendJson(res, 200, doc) : sendStatus(res, pathNotFound());
@@ -309,6 +312,45 @@ async function handle(
     sendStatus(res, toStatusError(err), headers());
     lingerThenClose(req);
   }
+}
+
+/** Whether the request's Accept header allows JSON (absent means anything). */
+function acceptsJson(req: IncomingMessage): boolean {
+  const accept = req.headers.accept;
+  if (!accept) return true;
+  return accept
+    .split(',')
+    .map((a) => a.split(';')[0]!.trim().toLowerCase())
+    .some((a) => a === 'application/json' || a === 'application/*' || a === '*/*');
+}
+
+function serveOpenapi(req: IncomingMessage, res: ServerResponse, p: string): void {
+  if (!acceptsJson(req)) {
+    // The protobuf form of v2 is not served: client-go then reads v3.
+    sendStatus(
+      res,
+      new StatusError(
+        failure(406, 'NotAcceptable', 'only application/json is served for the OpenAPI documents'),
+      ),
+    );
+    return;
+  }
+  if (p === '/openapi/v3') {
+    sendJson(res, 200, openapiV3Index());
+    return;
+  }
+  const d = p === '/openapi/v2' ? openapiV2() : openapiV3(p.slice('/openapi/v3/'.length));
+  if (!d) {
+    sendStatus(res, pathNotFound());
+    return;
+  }
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(d.body),
+    ETag: `"${d.hash}"`,
+    'Cache-Control': 'no-cache, private',
+  });
+  res.end(d.body);
 }
 
 async function serveResource(

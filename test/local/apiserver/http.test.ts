@@ -762,7 +762,8 @@ describe('routing and discovery', () => {
       const r = await call(c.url, 'GET', h);
       expect([r.status, r.text]).toEqual([200, 'ok']);
     }
-    expect((await call(c.url, 'GET', '/openapi/v2')).status).toBe(404);
+    expect((await call(c.url, 'GET', '/openapi/v2')).status).toBe(200);
+    expect((await call(c.url, 'GET', '/openapi/v3/apis/widgets/v1')).status).toBe(404);
   });
 
   it('serves leases in coordination.k8s.io/v1', async () => {
