@@ -1,31 +1,27 @@
 /**
- * A small in-process implementation of the Lambda Invoke REST API
- * (`POST /2015-03-31/functions/{name}/invocations`), so the forwarder talks to the functions with
- * the real `InvokeCommand` of `@aws-sdk/client-lambda` and no extra process: invocation types,
- * function errors, not-found, throttling, payload limits and timeouts answer the way AWS does.
+ * A small in-process implementation of the Lambda API, so the forwarder talks to the functions
+ * with the real `InvokeCommand` of `@aws-sdk/client-lambda` and no extra process, and so the AWS
+ * CLI and SDK can be pointed at `npm start`: `Invoke` (invocation types, qualifiers and aliases,
+ * `--log-type Tail` with the function's own output, function errors, not-found, throttling,
+ * payload limits and timeouts, answered the way AWS does), `ListFunctions`, `GetFunction`,
+ * `GetFunctionConfiguration`, `ListAliases`, `GetAlias` and `ListVersionsByFunction`.
  * Deterministic fault injection lets tests and benchmarks exercise the forwarder's retries.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { seededRandom } from './apiserver/random.ts';
+import {
+  FunctionRegistry,
+  type LambdaLikeContext,
+  type LocalFunction,
+  type LocalFunctionDefinition,
+  parseFunctionName,
+  type ResolvedFunction,
+} from './lambda-functions.ts';
+import { captureFunctionOutput, type InvocationLog, invocationLog } from './lambda-logs.ts';
 
-/** The part of the Lambda Node.js context object the functions may use. */
-export interface LambdaLikeContext {
-  functionName: string;
-  functionVersion: string;
-  invokedFunctionArn: string;
-  memoryLimitInMB: string;
-  awsRequestId: string;
-  logGroupName: string;
-  logStreamName: string;
-  callbackWaitsForEmptyEventLoop: boolean;
-  /** Milliseconds left before the invocation times out. */
-  getRemainingTimeInMillis(): number;
-}
-
-/** A function served by the endpoint: the Lambda handler signature (async form). */
-export type LocalFunction = (event: unknown, context: LambdaLikeContext) => Promise<unknown>;
+export type { LambdaLikeContext, LocalFunction, LocalFunctionDefinition };
 
 /** Deterministic fault injection. Each invocation draws one number from a seeded generator. */
 export interface FaultInjection {
@@ -48,8 +44,11 @@ export interface FaultInjection {
 export interface LambdaEndpointOptions {
   /** Port on 127.0.0.1; 0 (default) picks a free one. */
   port?: number;
-  /** Full function name (e.g. `endpoint-sync-dev-sync`) -> handler. */
-  functions: Record<string, LocalFunction>;
+  /**
+   * Full function name (e.g. `endpoint-sync-dev-sync`) -> handler, or a definition with what
+   * `get-function-configuration` reports, published versions and aliases.
+   */
+  functions: Record<string, LocalFunction | LocalFunctionDefinition>;
   /** Per-invocation time limit (default 30 000 ms), reported like Lambda's "Task timed out". */
   timeoutMs?: number;
   /** Concurrent invocations allowed per function; more are throttled (default unlimited). */
@@ -65,6 +64,11 @@ export interface LambdaEndpointOptions {
   region?: string;
   /** For ARNs in messages and contexts (default `000000000000`). */
   accountId?: string;
+  /**
+   * Whether what the functions write to stdout/stderr also reaches this process's streams
+   * (default true). It is kept for `--log-type Tail` either way.
+   */
+  echoFunctionOutput?: boolean;
 }
 
 /** Counters of an endpoint. */
@@ -109,7 +113,18 @@ export const MAX_SYNC_PAYLOAD_BYTES = 6 * 1024 * 1024;
 /** Lambda's asynchronous payload limit. */
 export const MAX_ASYNC_PAYLOAD_BYTES = 1024 * 1024;
 
-const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
+/** The operations served: method, path, and the name the API reference gives each. */
+const ROUTES = [
+  ['POST', /^\/2015-03-31\/functions\/([^/]+)\/invocations$/, 'Invoke'],
+  ['GET', /^\/2015-03-31\/functions\/?$/, 'ListFunctions'],
+  ['GET', /^\/2015-03-31\/functions\/([^/]+)\/?$/, 'GetFunction'],
+  ['GET', /^\/2015-03-31\/functions\/([^/]+)\/configuration\/?$/, 'GetFunctionConfiguration'],
+  ['GET', /^\/2015-03-31\/functions\/([^/]+)\/aliases\/?$/, 'ListAliases'],
+  ['GET', /^\/2015-03-31\/functions\/([^/]+)\/aliases\/([^/]+)$/, 'GetAlias'],
+  ['GET', /^\/2015-03-31\/functions\/([^/]+)\/versions\/?$/, 'ListVersionsByFunction'],
+] as const;
+
+type Operation = (typeof ROUTES)[number][2];
 
 /** The error body of a function error, as Lambda's Node.js runtime writes it. */
 interface FunctionErrorBody {
@@ -128,7 +143,8 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
   const maxRequest = options.maxRequestBytes ?? MAX_SYNC_PAYLOAD_BYTES;
   const maxEventRequest = options.maxEventRequestBytes ?? MAX_ASYNC_PAYLOAD_BYTES;
   const maxResponse = options.maxResponseBytes ?? MAX_SYNC_PAYLOAD_BYTES;
-  const functions = new Map(Object.entries(options.functions));
+  const echo = options.echoFunctionOutput ?? true;
+  const registry = new FunctionRegistry(options.functions, { region, accountId, timeoutMs });
   const random = seededRandom(options.faults?.seed ?? 1);
   const queued: ('throttle' | 'service-error' | 'function-error')[] = [];
   const running = new Set<Promise<unknown>>();
@@ -146,11 +162,15 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
     maxInFlight: 0,
     perFunction: {},
   };
-  const arnOf = (name: string, qualifier?: string) =>
-    `arn:aws:lambda:${region}:${accountId}:function:${name}${qualifier ? `:${qualifier}` : ''}`;
 
   /** Runs a handler with Lambda's time limit and serialisation rules. Never rejects. */
-  const run = async (name: string, handler: LocalFunction, event: unknown, requestId: string) => {
+  const run = async (
+    fn: ResolvedFunction,
+    event: unknown,
+    requestId: string,
+    log: InvocationLog,
+  ): Promise<Outcome> => {
+    const { name } = fn;
     stats.invocations++;
     stats.perFunction[name] = (stats.perFunction[name] ?? 0) + 1;
     stats.inFlight++;
@@ -159,37 +179,33 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
     const deadline = Date.now() + timeoutMs;
     const context: LambdaLikeContext = {
       functionName: name,
-      functionVersion: '$LATEST',
-      invokedFunctionArn: arnOf(name),
-      memoryLimitInMB: '1024',
+      functionVersion: fn.version,
+      invokedFunctionArn: registry.arn(name, fn.qualifier),
+      memoryLimitInMB: String(fn.definition.memorySize ?? 1024),
       awsRequestId: requestId,
       logGroupName: `/aws/lambda/${name}`,
-      logStreamName: `local/[$LATEST]${requestId.replaceAll('-', '')}`,
+      logStreamName: `local/[${fn.version}]${requestId.replaceAll('-', '')}`,
       callbackWaitsForEmptyEventLoop: true,
       getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
     };
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<Outcome>((done) => {
-      timer = setTimeout(
-        () =>
-          done({
-            ok: false,
-            error: {
-              errorType: 'Sandbox.Timedout',
-              errorMessage: `${new Date().toISOString()} ${requestId} Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`,
-              trace: [],
-            },
-          }),
-        timeoutMs,
-      );
+      timer = setTimeout(() => {
+        const notice = `${new Date().toISOString()} ${requestId} Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`;
+        log.line(notice);
+        done({
+          ok: false,
+          error: { errorType: 'Sandbox.Timedout', errorMessage: notice, trace: [] },
+        });
+      }, timeoutMs);
     });
-    const handled = (async (): Promise<Outcome> => {
+    const handled = log.run(async (): Promise<Outcome> => {
       try {
-        return serialise(await handler(event, context), maxResponse);
+        return serialise(await fn.definition.handler(event, context), maxResponse);
       } catch (err) {
         return { ok: false, error: errorBody(err) };
       }
-    })();
+    });
     try {
       const outcome = await Promise.race([handled, timedOut]);
       if (!outcome.ok) stats.functionErrors++;
@@ -201,20 +217,32 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
     }
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    stats.requests++;
-    const requestId = randomUUID();
-    res.setHeader('x-amzn-RequestId', requestId);
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const match = INVOKE_PATH.exec(url.pathname);
-    if (req.method !== 'POST' || !match) {
-      stats.rejected++;
-      await drain(req);
-      return sendError(res, 404, 'UnknownOperationException', {
-        Type: 'User',
-        message: `unknown operation ${req.method} ${url.pathname}; this endpoint serves only POST /2015-03-31/functions/{name}/invocations`,
-      });
-    }
+  /** The function a request names, or a 404 ResourceNotFoundException already sent. */
+  const functionOf = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawName: string,
+    url: URL,
+  ): Promise<ResolvedFunction | undefined> => {
+    const { name, qualifier } = parseFunctionName(rawName, url.searchParams.get('Qualifier'));
+    const fn = registry.resolve(name, qualifier);
+    if (fn) return fn;
+    stats.notFound++;
+    await drain(req);
+    sendError(res, 404, 'ResourceNotFoundException', {
+      Type: 'User',
+      Message: `Function not found: ${registry.arn(name, qualifier)}`,
+    });
+    return undefined;
+  };
+
+  const invoke = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawName: string,
+    url: URL,
+    requestId: string,
+  ) => {
     const invocationType = headerOf(req, 'x-amz-invocation-type') ?? 'RequestResponse';
     if (
       invocationType !== 'RequestResponse' &&
@@ -228,16 +256,8 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
         message: `Invalid invocation type ${invocationType}; use RequestResponse, Event or DryRun`,
       });
     }
-    const { name, qualifier } = functionNameOf(decodeURIComponent(match[1]!), url);
-    const handler = functions.get(name);
-    if (!handler || (qualifier !== undefined && qualifier !== '$LATEST')) {
-      stats.notFound++;
-      await drain(req);
-      return sendError(res, 404, 'ResourceNotFoundException', {
-        Type: 'User',
-        Message: `Function not found: ${arnOf(name, qualifier)}`,
-      });
-    }
+    const fn = await functionOf(req, res, rawName, url);
+    if (!fn) return;
     const limit = invocationType === 'Event' ? maxEventRequest : maxRequest;
     const raw = await readBody(req, limit);
     if (raw === undefined) {
@@ -252,9 +272,11 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
       event = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
     } catch (err) {
       stats.rejected++;
+      // The parser's message quotes the payload; only the position is passed on.
+      const at = /position (\d+)/.exec((err as Error).message)?.[1];
       return sendError(res, 400, 'InvalidRequestContentException', {
         Type: 'User',
-        message: `Could not parse request body into json: ${(err as Error).message}`,
+        message: `Could not parse request body into json: the payload is not valid JSON${at ? ` (at byte ${at})` : ''}; send a JSON document`,
       });
     }
     stats.byType[invocationType]++;
@@ -268,7 +290,7 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
     const reserved = options.reservedConcurrency;
     if (
       fault === 'throttle' ||
-      (reserved !== undefined && (inFlightByFunction.get(name) ?? 0) >= reserved)
+      (reserved !== undefined && (inFlightByFunction.get(fn.name) ?? 0) >= reserved)
     ) {
       stats.throttled++;
       const injected = fault === 'throttle';
@@ -290,16 +312,17 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
       });
     }
 
+    const log = invocationLog(requestId, echo);
     if (invocationType === 'Event') {
       // An asynchronous invocation's failure is only visible in the counters, as in Lambda.
       if (fault === 'function-error') stats.functionErrors++;
-      else void trackRun(running, run(name, handler, event, requestId));
+      else void trackRun(running, run(fn, event, requestId, log));
       res.writeHead(202, { 'Content-Length': '0' });
       res.end();
       return;
     }
 
-    const started = Date.now();
+    const started = performance.now();
     let outcome: Outcome;
     if (fault === 'function-error') {
       stats.functionErrors++;
@@ -308,16 +331,19 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
         error: { errorType: 'InjectedFault', errorMessage: 'injected function error', trace: [] },
       };
     } else {
-      outcome = await trackRun(running, run(name, handler, event, requestId));
+      outcome = await trackRun(running, run(fn, event, requestId, log));
     }
-    const log = Buffer.from(
-      `START RequestId: ${requestId} Version: $LATEST\nEND RequestId: ${requestId}\nREPORT RequestId: ${requestId}\tDuration: ${Date.now() - started} ms\n`,
-    ).toString('base64');
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
-      'X-Amz-Executed-Version': '$LATEST',
-      ...(headerOf(req, 'x-amz-log-type') === 'Tail' ? { 'X-Amz-Log-Result': log } : {}),
+      'X-Amz-Executed-Version': fn.version,
     };
+    if (headerOf(req, 'x-amz-log-type') === 'Tail') {
+      headers['X-Amz-Log-Result'] = log.tail({
+        version: fn.version,
+        durationMs: performance.now() - started,
+        memoryMb: fn.definition.memorySize ?? 1024,
+      });
+    }
     if (outcome.ok) {
       res.writeHead(200, headers);
       res.end(outcome.body);
@@ -325,6 +351,78 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
       res.writeHead(200, { ...headers, 'X-Amz-Function-Error': 'Unhandled' });
       res.end(JSON.stringify(outcome.error));
     }
+  };
+
+  /** The read-only operations: what the AWS CLI and SDK ask to describe the functions. */
+  const describe = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    operation: Exclude<Operation, 'Invoke'>,
+    params: string[],
+    url: URL,
+  ) => {
+    if (operation === 'ListFunctions') {
+      await drain(req);
+      const all = url.searchParams.get('FunctionVersion') === 'ALL';
+      const configurations = registry
+        .names()
+        .flatMap((name) =>
+          all
+            ? registry.versions(name).map((v) => registry.configuration(name, v))
+            : [registry.configuration(name, '$LATEST')],
+        );
+      return sendJson(res, paginate(configurations, 'Functions', url));
+    }
+    const fn = await functionOf(req, res, params[0]!, url);
+    if (!fn) return;
+    await drain(req);
+    const configuration = registry.configuration(fn.name, fn.version, fn.qualifier);
+    switch (operation) {
+      case 'GetFunction':
+        // There is no code package to download: the function runs in this process.
+        return sendJson(res, {
+          Configuration: configuration,
+          Code: { RepositoryType: 'Local' },
+          Tags: {},
+        });
+      case 'GetFunctionConfiguration':
+        return sendJson(res, configuration);
+      case 'ListAliases':
+        return sendJson(res, paginate(registry.aliases(fn.name), 'Aliases', url));
+      case 'ListVersionsByFunction': {
+        const versions = registry.versions(fn.name).map((v) => registry.configuration(fn.name, v));
+        return sendJson(res, paginate(versions, 'Versions', url));
+      }
+      case 'GetAlias': {
+        const alias = registry.aliases(fn.name).find((a) => a['Name'] === params[1]);
+        if (alias) return sendJson(res, alias);
+        stats.notFound++;
+        return sendError(res, 404, 'ResourceNotFoundException', {
+          Type: 'User',
+          Message: `Alias not found: ${registry.arn(fn.name, params[1])}`,
+        });
+      }
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    stats.requests++;
+    const requestId = randomUUID();
+    res.setHeader('x-amzn-RequestId', requestId);
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    for (const [method, path, operation] of ROUTES) {
+      const match = path.exec(url.pathname);
+      if (!match || req.method !== method) continue;
+      const params = match.slice(1).map((p) => decodeURIComponent(p));
+      if (operation === 'Invoke') return invoke(req, res, params[0]!, url, requestId);
+      return describe(req, res, operation, params, url);
+    }
+    stats.rejected++;
+    await drain(req);
+    return sendError(res, 404, 'UnknownOperationException', {
+      Type: 'User',
+      message: `unknown operation ${req.method} ${url.pathname}; this local endpoint serves ${ROUTES.map((r) => r[2]).join(', ')}`,
+    });
   };
 
   const server = createServer((req, res) => {
@@ -343,6 +441,7 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
     });
   });
   const { port } = server.address() as AddressInfo;
+  const releaseOutput = captureFunctionOutput();
 
   return {
     endpoint: `http://127.0.0.1:${port}`,
@@ -364,34 +463,33 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions): Promi
       while (running.size > 0) await Promise.allSettled([...running]);
       server.closeAllConnections();
       await closed;
+      releaseOutput();
     },
   };
+}
+
+/** A page of `items` as the List operations answer (`MaxItems`, `Marker`, `NextMarker`). */
+function paginate(items: unknown[], key: string, url: URL): Record<string, unknown> {
+  const max = Math.min(10_000, Math.max(1, Number(url.searchParams.get('MaxItems')) || 50));
+  const start = Number(url.searchParams.get('Marker')) || 0;
+  const page = items.slice(start, start + max);
+  const next = start + max < items.length ? String(start + max) : undefined;
+  return { [key]: page, ...(next ? { NextMarker: next } : {}) };
+}
+
+function sendJson(res: ServerResponse, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    'Content-Length': String(Buffer.byteLength(text)),
+  });
+  res.end(text);
 }
 
 function trackRun<T>(running: Set<Promise<unknown>>, pending: Promise<T>): Promise<T> {
   running.add(pending);
   void pending.finally(() => running.delete(pending));
   return pending;
-}
-
-/** `name`, `name:qualifier`, or an ARN (optionally qualified); `?Qualifier=` also counts. */
-function functionNameOf(raw: string, url: URL): { name: string; qualifier?: string } {
-  let name = raw;
-  let qualifier: string | undefined;
-  const arn = /^arn:[^:]+:lambda:[^:]*:[^:]*:function:([^:]+)(?::(.+))?$/.exec(raw);
-  if (arn) {
-    name = arn[1]!;
-    qualifier = arn[2];
-  } else {
-    const colon = raw.indexOf(':');
-    if (colon > 0) {
-      name = raw.slice(0, colon);
-      qualifier = raw.slice(colon + 1);
-    }
-  }
-  const query = url.searchParams.get('Qualifier');
-  if (query) qualifier = query;
-  return qualifier === undefined ? { name } : { name, qualifier };
 }
 
 function serialise(result: unknown, maxBytes: number): Outcome {

@@ -83,6 +83,11 @@ export interface StackOptions {
   s3Port?: number;
   /** Port of the local Lambda endpoint on 127.0.0.1 (default 0: a free one). */
   lambdaPort?: number;
+  /**
+   * Whether the function's log lines also reach this process's stdout (default true). They are
+   * kept for `--log-type Tail` either way.
+   */
+  echoFunctionLogs?: boolean;
   /** How often the function rechecks the configuration object (default 1 s). */
   configRevalidateMs?: number;
   /** Client-side rate limit of each Kubernetes client (default unlimited against emulators). */
@@ -295,9 +300,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     closers.push(() => handler.close());
 
     const lambda = await startLambdaEndpoint({
-      functions: { [LOCAL_FUNCTION_NAME]: (event, context) => handler(event, context) },
       ...(options.lambdaFaults ? { faults: options.lambdaFaults } : {}),
       ...(options.lambdaPort === undefined ? {} : { port: options.lambdaPort }),
+      echoFunctionOutput: options.echoFunctionLogs ?? true,
+      functions: {
+        [LOCAL_FUNCTION_NAME]: {
+          handler: (event, context) => handler(event, context),
+          description: 'endpoint-sync - plan and apply host writes for a batch of virtual objects',
+          handlerName: 'dist/functions/sync.handler',
+        },
+      },
     });
     closers.push(() => lambda.close());
 

@@ -1,9 +1,19 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import {
+  GetAliasCommand,
+  GetFunctionCommand,
+  GetFunctionConfigurationCommand,
+  InvokeCommand,
+  LambdaClient,
+  ListAliasesCommand,
+  ListFunctionsCommand,
+  ListVersionsByFunctionCommand,
+} from '@aws-sdk/client-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type LambdaEndpoint,
   type LambdaLikeContext,
   type LocalFunction,
+  type LocalFunctionDefinition,
   startLambdaEndpoint,
 } from '../../lib/local/lambda.ts';
 
@@ -18,7 +28,7 @@ afterEach(async () => {
 });
 
 async function start(
-  functions: Record<string, LocalFunction>,
+  functions: Record<string, LocalFunction | LocalFunctionDefinition>,
   extra: Omit<Parameters<typeof startLambdaEndpoint>[0], 'functions'> = {},
 ): Promise<LambdaClient> {
   endpoint = await startLambdaEndpoint({ functions, ...extra });
@@ -241,6 +251,214 @@ describe('local Lambda invoke endpoint with the real InvokeCommand', () => {
       throttled: 1,
       invocations: 1,
     });
+  });
+});
+
+describe('local Lambda API: describe operations, qualifiers, log tail (real SDK commands)', () => {
+  const versioned: LocalFunctionDefinition = {
+    handler: async (event, context) => ({
+      got: event,
+      version: context.functionVersion,
+      arn: context.invokedFunctionArn,
+    }),
+    description: 'plans and applies host writes',
+    handlerName: 'dist/functions/sync.handler',
+    architecture: 'arm64',
+    memorySize: 512,
+    versions: ['1', '2'],
+    aliases: { live: '2', canary: '$LATEST' },
+  };
+
+  it('lists the functions and describes one like GetFunction/GetFunctionConfiguration', async () => {
+    const client = await start({ [FN]: versioned, 'other-fn': echo }, { timeoutMs: 60_000 });
+    const list = await client.send(new ListFunctionsCommand({}));
+    expect(list.Functions?.map((f) => f.FunctionName)).toEqual([FN, 'other-fn']);
+    const all = await client.send(new ListFunctionsCommand({ FunctionVersion: 'ALL' }));
+    expect(all.Functions?.map((f) => `${f.FunctionName}:${f.Version}`)).toEqual([
+      `${FN}:$LATEST`,
+      `${FN}:1`,
+      `${FN}:2`,
+      'other-fn:$LATEST',
+    ]);
+    const paged = await client.send(new ListFunctionsCommand({ MaxItems: 1 }));
+    expect(paged.Functions).toHaveLength(1);
+    const rest = await client.send(new ListFunctionsCommand({ Marker: paged.NextMarker! }));
+    expect(rest.Functions?.map((f) => f.FunctionName)).toEqual(['other-fn']);
+    expect(rest.NextMarker).toBeUndefined();
+
+    const config = await client.send(new GetFunctionConfigurationCommand({ FunctionName: FN }));
+    expect(config).toMatchObject({
+      FunctionName: FN,
+      FunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${FN}`,
+      Runtime: 'nodejs22.x',
+      Handler: 'dist/functions/sync.handler',
+      Description: 'plans and applies host writes',
+      Timeout: 60,
+      MemorySize: 512,
+      Version: '$LATEST',
+      State: 'Active',
+      LastUpdateStatus: 'Successful',
+      PackageType: 'Zip',
+      Architectures: ['arm64'],
+    });
+    expect(config.LastModified).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+0000$/);
+    const fn = await client.send(new GetFunctionCommand({ FunctionName: FN, Qualifier: 'live' }));
+    expect(fn.Configuration).toMatchObject({
+      Version: '2',
+      FunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${FN}:live`,
+    });
+    expect(fn.Code?.RepositoryType).toBe('Local');
+    const missing = await client
+      .send(new GetFunctionConfigurationCommand({ FunctionName: 'nope' }))
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({
+      name: 'ResourceNotFoundException',
+      $metadata: { httpStatusCode: 404 },
+      message: 'Function not found: arn:aws:lambda:us-east-1:000000000000:function:nope',
+    });
+  });
+
+  it('serves versions and aliases, and invokes through them', async () => {
+    const client = await start({ [FN]: versioned });
+    const aliases = await client.send(new ListAliasesCommand({ FunctionName: FN }));
+    expect(aliases.Aliases?.map((a) => [a.Name, a.FunctionVersion])).toEqual([
+      ['canary', '$LATEST'],
+      ['live', '2'],
+    ]);
+    const live = await client.send(new GetAliasCommand({ FunctionName: FN, Name: 'live' }));
+    expect(live.AliasArn).toBe(`arn:aws:lambda:us-east-1:000000000000:function:${FN}:live`);
+    const noAlias = await client
+      .send(new GetAliasCommand({ FunctionName: FN, Name: 'gone' }))
+      .catch((e: unknown) => e);
+    expect(noAlias).toMatchObject({ name: 'ResourceNotFoundException' });
+    const versions = await client.send(new ListVersionsByFunctionCommand({ FunctionName: FN }));
+    expect(versions.Versions?.map((v) => v.Version)).toEqual(['$LATEST', '1', '2']);
+
+    for (const [qualifier, version] of [
+      ['live', '2'],
+      ['1', '1'],
+      ['canary', '$LATEST'],
+    ] as const) {
+      const out = await client.send(
+        new InvokeCommand({ FunctionName: FN, Qualifier: qualifier, Payload: json({ q: 1 }) }),
+      );
+      expect(out.ExecutedVersion).toBe(version);
+      expect(JSON.parse(text(out.Payload))).toEqual({
+        got: { q: 1 },
+        version,
+        arn: `arn:aws:lambda:us-east-1:000000000000:function:${FN}:${qualifier}`,
+      });
+    }
+    // The qualifier in the name, as the CLI and the forwarder's --function may give it.
+    const byName = await client.send(new InvokeCommand({ FunctionName: `${FN}:live` }));
+    expect(byName.ExecutedVersion).toBe('2');
+    const unknown = await client
+      .send(new InvokeCommand({ FunctionName: FN, Qualifier: 'staging' }))
+      .catch((e: unknown) => e);
+    expect(unknown).toMatchObject({
+      name: 'ResourceNotFoundException',
+      message: `Function not found: arn:aws:lambda:us-east-1:000000000000:function:${FN}:staging`,
+    });
+  });
+
+  it("returns the function's own output in the log tail, each invocation its own", async () => {
+    const client = await start(
+      {
+        [FN]: async (event) => {
+          const { id } = event as { id: number };
+          console.log(`console line of ${id}`);
+          await new Promise((done) => setTimeout(done, 10 * (3 - id)));
+          process.stderr.write(`stderr line of ${id}\n`);
+          return id;
+        },
+      },
+      { echoFunctionOutput: false },
+    );
+    const outs = await Promise.all(
+      [1, 2].map((id) =>
+        client.send(
+          new InvokeCommand({ FunctionName: FN, LogType: 'Tail', Payload: json({ id }) }),
+        ),
+      ),
+    );
+    for (const [i, out] of outs.entries()) {
+      const id = i + 1;
+      const log = Buffer.from(out.LogResult!, 'base64').toString();
+      const lines = log.split('\n');
+      expect(lines[0]).toMatch(/^START RequestId: [0-9a-f-]{36} Version: \$LATEST$/);
+      // console lines as Lambda's Node.js runtime writes them; raw stream writes as they are.
+      expect(lines[1]).toMatch(
+        new RegExp(
+          `^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\t[0-9a-f-]{36}\\tINFO\\tconsole line of ${id}$`,
+        ),
+      );
+      expect(lines[2]).toBe(`stderr line of ${id}`);
+      expect(lines[3]).toMatch(/^END RequestId: /);
+      expect(lines[4]).toMatch(
+        /^REPORT RequestId: \S+\tDuration: [\d.]+ ms\tBilled Duration: \d+ ms\tMemory Size: 1024 MB\tMax Memory Used: \d+ MB\t$/,
+      );
+      expect(log).not.toContain(`of ${3 - id}`);
+    }
+    // Without LogType Tail there is no log in the answer, as in Lambda.
+    const plain = await client.send(
+      new InvokeCommand({ FunctionName: FN, Payload: json({ id: 1 }) }),
+    );
+    expect(plain.LogResult).toBeUndefined();
+  });
+
+  it('keeps only the last 4 KB of the log, and says when the task timed out', async () => {
+    const client = await start(
+      {
+        [FN]: async (event) => {
+          for (let i = 0; i < 200; i++) console.log(`line ${i} ${'x'.repeat(40)}`);
+          if ((event as { hang?: boolean }).hang) await new Promise(() => {});
+          return 'done';
+        },
+      },
+      { echoFunctionOutput: false, timeoutMs: 100 },
+    );
+    const out = await client.send(
+      new InvokeCommand({ FunctionName: FN, LogType: 'Tail', Payload: json({}) }),
+    );
+    const log = Buffer.from(out.LogResult!, 'base64');
+    expect(log.length).toBe(4096);
+    expect(log.toString()).toContain('line 199 ');
+    expect(log.toString()).not.toContain('line 0 ');
+    expect(log.toString()).toMatch(/REPORT RequestId: .*\n$/);
+    const hung = await client.send(
+      new InvokeCommand({ FunctionName: FN, LogType: 'Tail', Payload: json({ hang: true }) }),
+    );
+    expect(Buffer.from(hung.LogResult!, 'base64').toString()).toMatch(
+      /Task timed out after 0\.10 seconds\nEND RequestId/,
+    );
+  });
+
+  it('does not quote a payload it cannot parse', async () => {
+    const client = await start({ [FN]: echo });
+    const err = (await client
+      .send(
+        new InvokeCommand({ FunctionName: FN, Payload: new TextEncoder().encode('token=s3cr3t') }),
+      )
+      .catch((e: unknown) => e)) as Error;
+    expect(err).toMatchObject({ name: 'InvalidRequestContentException' });
+    expect(err.message).toMatch(/^Could not parse request body into json: /);
+    expect(err.message).not.toContain('s3cr3t');
+  });
+
+  it('answers an operation it does not serve with UnknownOperationException naming those it does', async () => {
+    await start({ [FN]: echo });
+    const res = await fetch(`${endpoint!.endpoint}/2015-03-31/functions/${FN}/policy`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('x-amzn-errortype')).toBe('UnknownOperationException');
+    expect(((await res.json()) as { message: string }).message).toContain(
+      'GetFunctionConfiguration',
+    );
+  });
+
+  it('refuses aliases that point at versions it does not have', async () => {
+    await expect(
+      startLambdaEndpoint({ functions: { [FN]: { handler: echo, aliases: { live: '3' } } } }),
+    ).rejects.toThrow(/alias live of endpoint-sync-dev-sync points at version 3/);
   });
 });
 

@@ -55,6 +55,19 @@ function port(value: unknown, flag: string): number | undefined {
   return n;
 }
 
+/** The `namespace/name` keys of the Endpoints among `objects`. */
+function endpointKeys(objects: KubeObject[]): string[] {
+  return objects
+    .filter((o) => o.kind === 'Endpoints')
+    .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+}
+
+/** Polls `done` until it holds or `limitMs` passed (the demo goes on either way). */
+async function waitUntil(done: () => boolean, limitMs = 60_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+}
+
 /** A pinned port someone else holds, as a usage error that says which and what to do. */
 function portInUse(err: unknown): UsageError | undefined {
   const e = err as NodeJS.ErrnoException & { port?: number };
@@ -155,9 +168,11 @@ const dev: Command & { stop: StopSignal } = {
       ...(str('namespace') ? { hostNamespace: str('namespace') } : {}),
       ...(str('kubeconfig-dir') ? { kubeconfigDir: str('kubeconfig-dir') } : {}),
       forwarder: metricsPort === undefined ? {} : { metricsPort },
-      ...(verbose
-        ? { logger: createLogger(), telemetry: { logLevel: 'INFO', metrics: false } }
-        : {}),
+      // The function logs as in Lambda, where `aws lambda invoke --log-type Tail` shows it;
+      // --verbose also prints its lines here.
+      telemetry: { logLevel: 'INFO', metrics: false },
+      echoFunctionLogs: verbose,
+      ...(verbose ? { logger: createLogger() } : {}),
     }).catch((err: unknown) => {
       throw portInUse(err) ?? err;
     });
@@ -182,15 +197,27 @@ const dev: Command & { stop: StopSignal } = {
         line(io, `  PARKED    ${item.key} after ${item.attempts} attempts: ${item.reason}`);
       });
 
+      // The last status of each key, so the demo can wait for its decisions instead of a fixed
+      // time: a first plan may take seconds on a busy machine (the plan worker starts).
+      const statuses = new Map<string, string>();
+      stack.forwarder.events.on('result', ({ result }: DispatchedResult) => {
+        statuses.set(`${result.key.namespace}/${result.key.name}`, result.status);
+      });
+      const decided = (keys: string[], status?: string) =>
+        waitUntil(() =>
+          keys.every((k) => statuses.has(k) && (!status || statuses.get(k) === status)),
+        );
+
       await stack.forwarder.ready;
       if (values['no-demo'] !== true) {
         line(io, 'creating demo objects in the virtual cluster (namespace default) ...');
         await createObjects(stack.virtual.client, DEMO_OBJECTS.now);
-        await new Promise((r) => setTimeout(r, 1500));
+        await decided(endpointKeys(DEMO_OBJECTS.now));
         line(io, 'creating Service default/cache, which its Endpoints were waiting for ...');
         await createObjects(stack.virtual.client, DEMO_OBJECTS.later);
+        await decided(['default/cache'], 'applied');
       }
-      await new Promise((r) => setTimeout(r, 500));
+      await printing;
       line(io);
       line(io, 'syncing live; change objects with kubectl and watch them here. Ctrl-C to stop.');
       const signal = await stopped;
