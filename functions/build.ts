@@ -66,6 +66,10 @@ export async function buildFunctions(
     define: {
       'import.meta.url': '__bundleUrl',
       PLAN_WORKER_FILE: JSON.stringify('./plan-worker.cjs'),
+      // undici's switch for bundles (Node core sets it too): its experimental Milo HTTP parser,
+      // two WebAssembly builds it never loads unless UNDICI_USE_MILO is set, stays out (150 KiB,
+      // a tenth of what a cold start parses); llhttp, the parser in use, stays.
+      esbuildDetection: 'true',
     },
   });
   const files: Record<string, number> = {};

@@ -31,6 +31,9 @@ export async function buildForwarder(
     banner: {
       js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
     },
+    // undici's switch for bundles: its experimental Milo parser (two WebAssembly builds, never
+    // loaded unless UNDICI_USE_MILO is set) stays out of the bundle and of the heap.
+    define: { esbuildDetection: 'true' },
     metafile: true,
     logLevel: 'warning',
   });

@@ -3,7 +3,7 @@
  * synced object names (toHost), and virtual imports of host-only objects a host edit made it
  * name (fromHost).
  */
-import { resourceForKind } from '../config/index.ts';
+import { resourceForKind } from '../config/resource-kind.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
