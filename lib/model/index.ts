@@ -46,6 +46,7 @@ export {
   type SyncSection,
   syncedByKind,
   syncedByPlural,
+  syncedRow,
 } from './resources.ts';
 export type {
   HostWrite,

@@ -123,3 +123,10 @@ export function syncedByPlural(plural: string): SyncedResource | undefined {
 export function syncedByKind(kind: string): SyncedResource | undefined {
   return SYNCED_RESOURCES.find((r) => RESOURCES[r.resource].kind === kind);
 }
+
+/** The synced row of `resource`; throws for a resource the table does not list (a code error). */
+export function syncedRow(resource: ResourceName): SyncedResource {
+  const row = SYNCED_RESOURCES.find((r) => r.resource === resource);
+  if (row === undefined) throw new Error(`${resource} has no row in SYNCED_RESOURCES`);
+  return row;
+}

@@ -20,8 +20,13 @@ export interface PlanInput {
   key: ObjectKey;
   /** The virtual object; `null` when it does not exist (deleted). */
   virtualObject: KubeObject | null;
-  /** The virtual Service of the same namespace/name (Endpoints only); `null` when missing. */
-  service: KubeObject | null;
+  /**
+   * The virtual objects the kind's rules read (its companions, e.g. the Service of an
+   * Endpoints or of an EndpointSlice), by resource plural; `null` for a missing one.
+   */
+  companions?: Record<string, KubeObject | null>;
+  /** Older callers' form of `companions: { services }` (used when `companions` is absent). */
+  service?: KubeObject | null;
   /** The current host copy at the key's host name; `null` when there is none. */
   hostObject: KubeObject | null;
   /** The objects reference patches name, as each side holds them (absent: none known). */
@@ -189,7 +194,14 @@ export function validatePlanInput(input: unknown): asserts input is PlanInput {
     );
   }
   checkObject(input['virtualObject'], 'virtualObject', true);
-  checkObject(input['service'], 'service', true);
+  if (input['service'] !== undefined) checkObject(input['service'], 'service', true);
+  const companions = input['companions'];
+  if (companions !== undefined) {
+    if (!isRecord(companions)) throw new InvalidPlanInputError('companions', 'expected an object');
+    for (const [resource, object] of Object.entries(companions)) {
+      checkObject(object, `companions.${resource}`, true);
+    }
+  }
   checkObject(input['hostObject'], 'hostObject', true);
   const references = input['references'];
   if (references !== undefined) {

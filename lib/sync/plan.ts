@@ -3,7 +3,7 @@
  * host and the virtual cluster should be told to write. Pure and synchronous; it never throws
  * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
  */
-import type { KubeObject } from '../kube/object.ts';
+import { type KubeObject, RESOURCES } from '../model/index.ts';
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
 import {
@@ -13,9 +13,13 @@ import {
   hostCopyOf,
   sameHostCopy,
 } from './copy.ts';
-import { endpointsSkipReason, madeByEndpointsController, type SkipReason } from './endpoints.ts';
 import { applyMergePatch, getOwn, isPlainObject, setOwn } from './json.ts';
-import { resourceByPlural } from './kinds.ts';
+import {
+  type CompanionObjects,
+  kindOfResource,
+  type SkipReason,
+  type SyncKind,
+} from './kinds/index.ts';
 import { virtualLabelKey } from './label-keys.ts';
 import { managedState } from './managed.ts';
 import { hostKeyOf, ownsHostNamespace, resolveHostNamespace } from './namespaces.ts';
@@ -131,11 +135,12 @@ function planValidated(
   draft: PlanDraft,
 ): Pick<Plan, 'status' | 'reason' | 'reasonCode'> {
   const ctx = syncContext(input.identity, input.config);
-  const row = resourceByPlural(input.resource);
+  const syncKind = kindOfResource(input.resource);
   const section = sectionOf(input.resource);
-  if (!row || !section)
+  if (!syncKind || !section) {
     throw new InvalidPlanInputError('resource', `unknown resource "${input.resource}"`);
-  const kind = row.kind;
+  }
+  const kind = RESOURCES[syncKind.row.resource].kind;
   const key = input.key;
   const virtual = input.virtualObject;
   if (
@@ -179,7 +184,7 @@ function planValidated(
   const what = `${kind} ${describeKey(key)}`;
   const hostWhere = `${describeKey(hostKey)}`;
 
-  const skip = skipReason(input, kind, section, ctx);
+  const skip = skipReason(input, syncKind, kind, section, ctx);
   if (skip) {
     if (host && state?.managed) {
       draft.hostWrites.push(
@@ -204,7 +209,7 @@ function planValidated(
 
   let takeover = false;
   if (host && state && !state.managed) {
-    if (!canTakeOver(host, kind, ctx)) {
+    if (!syncKind.canTakeOver(host, ctx)) {
       throw new PlanStop({
         status: 'failed',
         reasonCode: 'conflict',
@@ -271,9 +276,9 @@ function planValidated(
     let flowedBack: string[] = [];
     if (last) {
       const changes = hostChanges(
-        appliedMetadataOf(host, ctx, false),
+        appliedMetadataOf(host, ctx, false, kind),
         last,
-        appliedMetadataOf(copy.head, ctx, false),
+        appliedMetadataOf(copy.head, ctx, false, kind),
       );
       if (changes.labels.length + changes.annotations.length > 0) {
         const reverse = copyFromHost(host, virtual, copyEnv);
@@ -355,6 +360,7 @@ function planValidated(
 
 function skipReason(
   input: PlanInput,
+  syncKind: SyncKind,
   kind: string,
   section: keyof PlanInput['config']['resources'],
   ctx: SyncContext,
@@ -380,26 +386,15 @@ function skipReason(
       message: `${kind} ${describeKey(key)} is controlled by "${controller}" (${ctx.markers.controlledBy}) and is not synced`,
     };
   }
-  if (kind === 'Endpoints') return endpointsSkipReason(key, input.service);
-  return undefined;
+  return syncKind.skipReason({ key, virtual, companions: companionsOf(input), ctx });
 }
 
 /**
- * A host Endpoints object that no virtual cluster marked is taken over only when the host's
- * endpoints controller made it (its `endpoints.kubernetes.io/managed-by: endpoint-controller`
- * label or its trigger-time annotation): that is the case of a Service that had a selector and
- * lost it. vcluster takes over any host Endpoints without its object-name annotation; anything
- * else may be a user's object, so it is left alone here.
+ * The companions of an item: as the event names them, or (planner inputs of event version 1 and
+ * older callers) the same-name Service.
  */
-function canTakeOver(host: KubeObject, kind: string, ctx: SyncContext): boolean {
-  if (kind !== 'Endpoints') return false;
-  const labels = host.metadata.labels ?? {};
-  const annotations = host.metadata.annotations ?? {};
-  return (
-    labels[ctx.markers.managedBy] === undefined &&
-    annotations[ctx.markers.objectName] === undefined &&
-    madeByEndpointsController(host)
-  );
+function companionsOf(input: PlanInput): CompanionObjects {
+  return input.companions ?? { services: input.service ?? null };
 }
 
 /** The labels/annotations merge patch carrying host-only changes back (virtual keys). */

@@ -1,7 +1,7 @@
 /**
  * Generic translation of a namespaced object between the two sides: the same code translates an
  * Endpoints, or a Secret or ConfigMap copied for a reference patch. Only the spec step differs
- * by kind (see `endpoints.ts`).
+ * by kind (see `kinds/`).
  *
  * toHost runs in two halves around the user's patches: {@link prepareForHost} (metadata reset,
  * kind-specific spec translation) and {@link finishForHost} (reserved label keys renamed, host
@@ -12,8 +12,8 @@
  */
 import type { KubeObject, ObjectMeta } from '../kube/object.ts';
 import type { SyncContext } from './context.ts';
-import { copyEndpointsSubsets, sameEndpointsSubsets } from './endpoints.ts';
 import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn, stableStringify } from './json.ts';
+import { type FieldCopier, kindOfKind } from './kinds/index.ts';
 import { resourceByKind } from './kinds.ts';
 import { hostLabelKey, isRenamedLabelKey, virtualLabelKey } from './label-keys.ts';
 import {
@@ -23,20 +23,6 @@ import {
   objectKindValue,
 } from './markers.ts';
 import type { ObjectKey } from './types.ts';
-
-/**
- * Kind-specific spec translation of one top-level field: `copy` gives its host form (a deep copy
- * like `cloneJson`, translated, in one pass); `equals` tells whether a host value is equal
- * (`jsonEqual`) to that copy without making it.
- */
-interface FieldCopier {
-  copy(value: unknown, virtualNamespace: string, ctx: SyncContext): unknown;
-  equals(value: unknown, host: unknown, virtualNamespace: string, ctx: SyncContext): boolean;
-}
-
-const SPEC_COPIERS: Readonly<Record<string, Readonly<Record<string, FieldCopier>>>> = {
-  Endpoints: { subsets: { copy: copyEndpointsSubsets, equals: sameEndpointsSubsets } },
-};
 
 /** The labels and annotations a sync wrote, in host form, without markers. */
 export interface AppliedMetadata {
@@ -106,7 +92,7 @@ function isHeadField(key: string): boolean {
 }
 
 function copierOf(kind: string, key: string): FieldCopier | undefined {
-  const copiers = Object.hasOwn(SPEC_COPIERS, kind) ? SPEC_COPIERS[kind] : undefined;
+  const copiers = kindOfKind(kind)?.specFields;
   return copiers !== undefined && Object.hasOwn(copiers, key) ? copiers[key] : undefined;
 }
 
@@ -183,7 +169,7 @@ export function finishForHost(
   ctx: SyncContext,
 ): KubeObject {
   const { identity, markers } = ctx;
-  const applied = appliedMetadataOf(patched, ctx, true);
+  const applied = appliedMetadataOf(patched, ctx, true, kind);
   const virtualKey = {
     name: virtual.metadata.name ?? '',
     namespace: virtual.metadata.namespace ?? '',
@@ -204,6 +190,7 @@ export function finishForHost(
   const labels: Record<string, string> = { ...applied.labels };
   labels[markers.managedBy] = identity.name;
   labels[markers.namespace] = virtualKey.namespace;
+  kindOfKind(kind)?.finishHost(labels, { key: virtualKey, virtual, ctx });
   patched.metadata = { name: hostKey.name, namespace: hostKey.namespace, labels, annotations };
   patched.apiVersion = apiVersionFor(virtual, kind);
   patched.kind = kind;
@@ -214,16 +201,20 @@ export function finishForHost(
 /**
  * The non-marker labels and annotations of an object in host form. With `fromVirtualKeys`, the
  * object's label keys are virtual ones and are renamed first (a patched toHost copy); without,
- * they are already host keys (a host object).
+ * they are already host keys (a host object). With `kind`, the labels the kind sets by its own
+ * rules (its host-only labels) are left out: they are not the virtual side's to merge.
  */
 export function appliedMetadataOf(
   object: KubeObject,
   ctx: SyncContext,
   fromVirtualKeys: boolean,
+  kind?: string,
 ): AppliedMetadata {
   const { identity, markers } = ctx;
   const labels: Record<string, string> = {};
+  const hostOnly = (kind === undefined ? undefined : kindOfKind(kind))?.hostOnlyLabels ?? [];
   for (const [key, value] of Object.entries(stringMap(object.metadata?.labels))) {
+    if (hostOnly.includes(key)) continue;
     if (fromVirtualKeys) {
       // A virtual key that imitates a renamed reserved key would overwrite that key's value.
       if (isRenamedLabelKey(key, identity.name, identity.markerDomain)) continue;

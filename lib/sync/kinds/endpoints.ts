@@ -4,10 +4,12 @@
  * is the generic translation of `translate.ts`.
  */
 import type { KubeObject } from '../../model/index.ts';
+import { syncedRow } from '../../model/index.ts';
 import { MAX_NAME_LENGTH } from '../../naming/index.ts';
 import type { SyncContext } from '../context.ts';
 import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from '../json.ts';
 import { hostKeyOf, isMultiNamespace } from '../namespaces.ts';
+import type { SkipReason, SyncKind } from './kind.ts';
 
 /** The address lists of a subset whose targetRefs point at Pods. */
 const ADDRESS_LISTS = ['addresses', 'notReadyAddresses'] as const;
@@ -285,12 +287,6 @@ function podHostNames(ctx: SyncContext): PodHostName {
   };
 }
 
-/** Why an Endpoints object is not synced; `undefined` when it is. */
-export interface SkipReason {
-  code: string;
-  message: string;
-}
-
 /**
  * Whether the virtual Endpoints `key` is synced, given its same-name Service (SEMANTICS 3.1):
  * only manual Endpoints (Service exists and has no selector) are; `default/kubernetes` never is.
@@ -349,3 +345,31 @@ export function madeByEndpointsController(object: KubeObject): boolean {
     typeof annotations[ENDPOINTS_CONTROLLER_ANNOTATION] === 'string'
   );
 }
+
+/** The Service of the same namespace and name decides whether an Endpoints object syncs. */
+const SAME_NAME_SERVICE = {
+  resource: 'services',
+  keyOf: (key: { namespace: string; name: string }) => ({
+    namespace: key.namespace,
+    name: key.name,
+  }),
+};
+
+/** core/v1 Endpoints: manual Endpoints of selector-less Services, Pod targetRefs translated. */
+export const ENDPOINTS_KIND: SyncKind = {
+  row: syncedRow('endpoints'),
+  companions: [SAME_NAME_SERVICE],
+  specFields: { subsets: { copy: copyEndpointsSubsets, equals: sameEndpointsSubsets } },
+  hostOnlyLabels: [],
+  skipReason: ({ key, companions }) => endpointsSkipReason(key, companions['services'] ?? null),
+  canTakeOver: (host, ctx) => {
+    const labels = host.metadata.labels ?? {};
+    const annotations = host.metadata.annotations ?? {};
+    return (
+      labels[ctx.markers.managedBy] === undefined &&
+      annotations[ctx.markers.objectName] === undefined &&
+      madeByEndpointsController(host)
+    );
+  },
+  finishHost: () => undefined,
+};

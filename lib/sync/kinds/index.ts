@@ -1,0 +1,50 @@
+/**
+ * The synced kinds: one object per row of the model's synced-resource table. A row without a
+ * kind file of its own follows the generic rules only ({@link plainKind}). The planner, the
+ * translation and (through the event contract) the forwarder iterate over this table; none of
+ * them names a kind. Re-exports and the table only.
+ */
+import { RESOURCES, SYNCED_RESOURCES } from '../../model/index.ts';
+import { ENDPOINTS_KIND } from './endpoints.ts';
+import { plainKind, type SyncKind } from './kind.ts';
+
+export type {
+  Companion,
+  CompanionObjects,
+  FieldCopier,
+  KindInput,
+  SkipReason,
+  SyncKind,
+} from './kind.ts';
+
+/** The kinds with rules of their own, by the resource key of their row. */
+const KIND_FILES: Readonly<Partial<Record<string, SyncKind>>> = {
+  endpoints: ENDPOINTS_KIND,
+};
+
+/** Every synced kind, in the order of the synced-resource table. */
+export const SYNC_KINDS: readonly SyncKind[] = SYNCED_RESOURCES.map(
+  (row) => KIND_FILES[row.resource] ?? plainKind(row),
+);
+
+const byPlural = new Map<string, SyncKind>(
+  SYNC_KINDS.map((k) => [RESOURCES[k.row.resource].plural, k]),
+);
+const byKind = new Map<string, SyncKind>(
+  SYNC_KINDS.map((k) => [RESOURCES[k.row.resource].kind, k]),
+);
+
+/** The synced kind of a resource plural (`endpoints`), if that resource is synced. */
+export function kindOfResource(plural: string): SyncKind | undefined {
+  return byPlural.get(plural);
+}
+
+/** The synced kind of a Kubernetes kind (`Endpoints`), if that kind is synced. */
+export function kindOfKind(kind: string): SyncKind | undefined {
+  return byKind.get(kind);
+}
+
+/** Resource plurals of every companion of every kind (what the forwarder must watch besides). */
+export function companionResources(): string[] {
+  return [...new Set(SYNC_KINDS.flatMap((k) => k.companions.map((c) => c.resource)))];
+}
