@@ -163,3 +163,31 @@ describe('kubectl with the OpenAPI documents (no --validate=false)', () => {
     }
   });
 });
+
+describe('kubectl get (Table)', () => {
+  it('get shows the kind columns, -o wide the wide ones, get all lists services', async () => {
+    await ok(['create', 'service', 'clusterip', 'kc-table', '--tcp=80:8080']);
+    const plain = await ok(['get', 'service', 'kc-table']);
+    expect(plain.split('\n')[0]).toMatch(
+      /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE$/,
+    );
+    expect(plain).toMatch(/kc-table\s+ClusterIP\s+\S+\s+<none>\s+80\/TCP/);
+    const wide = await ok(['get', 'service', 'kc-table', '-o', 'wide']);
+    expect(wide.split('\n')[0]).toMatch(/AGE\s+SELECTOR$/);
+    expect(wide).toContain('app=kc-table');
+    expect(await ok(['get', 'all'])).toContain('service/kc-table');
+    const ns = await ok(['get', 'namespace', t.namespace]);
+    expect(ns).toMatch(new RegExp(`${t.namespace}\\s+Active`));
+  });
+
+  it('get -w prints a row per change', async () => {
+    const watching = k.run(['get', 'configmaps', '-w', '--request-timeout=6s'], {
+      timeoutMs: 8000,
+    });
+    await new Promise((ok) => setTimeout(ok, 2500));
+    await ok(['create', 'configmap', 'kc-watched', '--from-literal=a=b']);
+    const r = await watching;
+    expect(r.stdout.split('\n')[0]).toMatch(/^NAME\s+DATA\s+AGE/);
+    expect(r.stdout).toMatch(/kc-watched\s+1\s+\d+s/);
+  });
+});

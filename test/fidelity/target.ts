@@ -32,10 +32,17 @@ export interface Target {
   kind: 'emulator' | 'real';
   kubeconfig: KubeConfig;
   namespace: string;
-  request(method: string, path: string, body?: unknown, contentType?: string): Promise<Raw>;
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+    accept?: string,
+  ): Promise<Raw>;
   /** Opens a watch; `next()` yields events, undefined at the end of the stream. */
   watch(
     path: string,
+    accept?: string,
   ): Promise<{ status: number; next(ms?: number): Promise<Event | undefined>; close(): void }>;
   close(): Promise<void>;
 }
@@ -57,7 +64,13 @@ export async function startTarget(): Promise<Target> {
   await kc.applyToHTTPSOptions(options);
   const lib = server.protocol === 'https:' ? https : http;
 
-  const open = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
+  const open = (
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+    accept = 'application/json',
+  ) =>
     new Promise<http.IncomingMessage>((resolve, reject) => {
       const payload =
         body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
@@ -71,7 +84,7 @@ export async function startTarget(): Promise<Target> {
           path: server.pathname.replace(/\/$/, '') + path,
           headers: {
             ...(options.headers ?? {}),
-            accept: 'application/json',
+            accept,
             // Node does not chunk DELETE bodies, so the length must be given.
             ...(payload !== undefined
               ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
@@ -90,8 +103,9 @@ export async function startTarget(): Promise<Target> {
     path: string,
     body?: unknown,
     contentType?: string,
+    accept?: string,
   ): Promise<Raw> => {
-    const res = await open(method, path, body, contentType);
+    const res = await open(method, path, body, contentType, accept);
     const chunks: Buffer[] = [];
     for await (const c of res) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -104,8 +118,8 @@ export async function startTarget(): Promise<Target> {
     return { status: res.statusCode ?? 0, headers: res.headers, body: parsed };
   };
 
-  const watch = async (path: string) => {
-    const res = await open('GET', path);
+  const watch = async (path: string, accept?: string) => {
+    const res = await open('GET', path, undefined, undefined, accept);
     const events = new WatchQueue<Event>();
     res.on('data', (d: Buffer) => events.write(d.toString('utf8')));
     res.on('end', () => events.end());

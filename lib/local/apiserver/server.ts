@@ -28,7 +28,7 @@ import {
   parseRequestTarget,
   pathSegmentNameProblems,
 } from './request-target.ts';
-import { type ResourceType, resourceAt } from './resources.ts';
+import { apiVersionOf, type ResourceType, resourceAt } from './resources.ts';
 import { answerReview } from './reviews.ts';
 import {
   type FieldSelector,
@@ -45,6 +45,7 @@ import {
   parseRv,
   type WriteOptions,
 } from './store.ts';
+import { includeObjectParam, type TableOptions, tableRequested, toTable } from './table.ts';
 import { WatchStream } from './watch-stream.ts';
 
 type Obj = Record<string, unknown>;
@@ -389,15 +390,20 @@ async function serveResource(
   if (decision.error) throw decision.error;
 
   if (method === 'GET') {
-    if (watch) return startWatch(ctx, res, q, rt, headers);
-    if (name)
+    if (watch) return startWatch(ctx, req, res, q, rt, headers);
+    if (name) {
+      const stored = getStored(store, r, namespace, name);
+      const table = tableOptions(req, q, r, {
+        resourceVersion: String((stored.metadata as Obj).resourceVersion ?? ''),
+      });
       return sendJson(
         res,
         200,
-        store.withTypeMeta(r, getStored(store, r, namespace, name)),
+        table ? toTable(r, [stored], table) : store.withTypeMeta(r, stored),
         headers(),
       );
-    return list(ctx, res, q, rt, headers);
+    }
+    return list(ctx, req, res, q, rt, headers);
   }
   const opts: WriteOptions = { warnings };
   if (subresource) opts.subresource = subresource;
@@ -532,6 +538,7 @@ function listOptionsError(errs: ReturnType<typeof fieldErr.forbidden>[]): Status
 
 function list(
   ctx: ServerContext,
+  req: IncomingMessage,
   res: ServerResponse,
   q: URLSearchParams,
   rt: Route,
@@ -593,21 +600,43 @@ function list(
   if (result.continue) metadata.continue = result.continue;
   if (result.remainingItemCount !== undefined)
     metadata.remainingItemCount = result.remainingItemCount;
+  const table = tableOptions(req, q, r, metadata);
   sendJson(
     res,
     200,
-    {
-      kind: `${r.kind}List`,
-      apiVersion: ctx.store.withTypeMeta(r, {}).apiVersion,
-      metadata,
-      items: result.items,
-    },
+    table
+      ? toTable(r, result.items, table)
+      : {
+          kind: `${r.kind}List`,
+          apiVersion: ctx.store.withTypeMeta(r, {}).apiVersion,
+          metadata,
+          items: result.items,
+        },
     headers(),
   );
 }
 
+/** How to answer as a `Table`, or undefined when the client did not ask for one. */
+function tableOptions(
+  req: IncomingMessage,
+  q: URLSearchParams,
+  r: ResourceType,
+  listMeta: Obj,
+): TableOptions | undefined {
+  const version = tableRequested(req.headers.accept);
+  if (!version) return undefined;
+  return {
+    version,
+    includeObject: includeObjectParam(q),
+    listMeta,
+    columns: true,
+    apiVersion: apiVersionOf(r),
+  };
+}
+
 function startWatch(
   ctx: ServerContext,
+  req: IncomingMessage,
   res: ServerResponse,
   q: URLSearchParams,
   rt: Route,
@@ -660,6 +689,16 @@ function startWatch(
     // 0 means the server's default, which for the emulator is no timeout.
     timeoutSeconds = Number(ts) > 0 ? Number(ts) : undefined;
   }
+  const table = tableOptions(req, q, r, {});
+  let first = true;
+  const transform = table
+    ? (object: Obj) => {
+        // The column definitions come with the first event only, as from kube-apiserver.
+        const t = toTable(r, [object], { ...table, columns: first });
+        first = false;
+        return t;
+      }
+    : undefined;
   if (ctx.watches.size >= ctx.maxWatches) throw tooManyWatches(ctx.maxWatches);
   for (const [k, v] of Object.entries(headers())) res.setHeader(k, v);
   const stream = new WatchStream(
@@ -673,6 +712,7 @@ function startWatch(
       initialEventsEnd: sendInitial === true,
       maxBufferBytes: ctx.maxWatchBufferBytes,
       slowTimeoutMs: ctx.slowWatchTimeoutMs,
+      ...(transform ? { transform } : {}),
     },
     (w) => ctx.watches.delete(w),
   );

@@ -26,6 +26,8 @@ export interface WatchParams {
   maxBufferBytes?: number;
   /** How long the buffer may stay past {@link maxBufferBytes}. */
   slowTimeoutMs?: number;
+  /** Turns each event's stored object into what is sent (a `Table` for `kubectl get -w`). */
+  transform?: (object: Obj) => Obj;
 }
 
 /** Longest timer Node can set (about 24.8 days); longer `timeoutSeconds` are clamped to it. */
@@ -100,7 +102,9 @@ export class WatchStream {
         this.#res.uncork();
       });
     }
-    if (ev && ev.type === type && ev.object === object) {
+    if (this.#params.transform) {
+      this.#res.write(`${JSON.stringify({ type, object: this.#params.transform(object) })}\n`);
+    } else if (ev && ev.type === type && ev.object === object) {
       let line = lineCache.get(ev);
       if (line === undefined) {
         line = `${JSON.stringify({ type, object: this.#store.withTypeMeta(this.#r, object) })}\n`;
