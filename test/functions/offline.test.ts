@@ -5,7 +5,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
@@ -14,18 +13,8 @@ import { buildFunctions } from '../../functions/build.ts';
 import { parseResult } from '../../lib/contract/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
+import { freePort } from '../local/free-port.ts';
 import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item, VC } from './harness.ts';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let cluster: EmulatedCluster;
 let store: ObjectStore;
