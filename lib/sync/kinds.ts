@@ -1,7 +1,7 @@
 /**
  * Which kinds the sync knows by resource plural, and how each kind is named on the host.
  */
-import { RESOURCES, type ResourceType } from '../kube/resources.ts';
+import { type NameScheme, RESOURCES, type ResourceType, syncedByKind } from '../model/index.ts';
 
 /** The API row of a resource plural (`endpoints`, `secrets`, ...), if the project knows it. */
 export function resourceByPlural(plural: string): ResourceType | undefined {
@@ -13,17 +13,14 @@ export function resourceByKind(kind: string): ResourceType | undefined {
   return Object.values(RESOURCES).find((r) => r.kind === kind);
 }
 
-/**
- * How a kind is named on the host in single-namespace mode. Secrets and ConfigMaps are synced
- * only as reference targets and get the short `v...` name (spec, reference patch rule 5);
- * Endpoints, Services and Pods get the long readable name, as their host copies carry it.
- * Every other kind a reference may name gets the short form.
- */
-export type NameScheme = 'long' | 'short';
+export type { NameScheme } from '../model/index.ts';
 
-const LONG_NAMED_KINDS = new Set(['Endpoints', 'Service', 'Pod']);
+/** Kinds that are not synced but whose host copies (made by the virtual cluster) are long-named. */
+const LONG_NAMED_UNSYNCED_KINDS = new Set(['Pod']);
 
-/** The {@link NameScheme} of a kind. */
+/** The {@link NameScheme} of a kind: its synced-resource row's, else long for Pods only. */
 export function nameSchemeOf(kind: string): NameScheme {
-  return LONG_NAMED_KINDS.has(kind) ? 'long' : 'short';
+  const row = syncedByKind(kind);
+  if (row !== undefined) return row.nameScheme;
+  return LONG_NAMED_UNSYNCED_KINDS.has(kind) ? 'long' : 'short';
 }
