@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { RESOURCES } from '../../lib/kube/resources.ts';
+import { TENANT_RESOURCES } from '../../lib/tenancy/tenant-entry.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 // biome-ignore lint/suspicious/noExplicitAny: manifests are inspected field by field
@@ -242,16 +243,33 @@ function docs(dir: string): Doc[] {
 
 const virtualDocs = docs('deploy/base');
 const hostDocs = docs('deploy/host');
-const all = [...virtualDocs, ...hostDocs];
+const functionDocs = docs('deploy/function');
+const all = [...virtualDocs, ...hostDocs, ...functionDocs];
 const ofKind = (list: Doc[], kind: string) => list.filter((d) => d.kind === kind);
 
-function granted(side: Side, list: Doc[]): Set<string> {
+/** The forwarder's identities; the function's is {@link FUNCTION_IDENTITY}. */
+const FORWARDER_IDENTITIES = ['endpoint-sync-forwarder', 'endpoint-sync-forwarder-reader'];
+const FUNCTION_IDENTITY = 'endpoint-sync-function';
+
+/**
+ * What the bindings in `list` grant to the subjects named in `subjects` (the forwarder's by
+ * default), with the roles of `list` and of `roleDocs`.
+ */
+function granted(
+  side: Side,
+  list: Doc[],
+  subjects: string[] = FORWARDER_IDENTITIES,
+  roleDocs: Doc[] = [],
+): Set<string> {
   const out = new Set<string>();
   const roles = new Map<string, Doc>();
-  for (const r of [...ofKind(list, 'Role'), ...ofKind(list, 'ClusterRole')]) {
+  for (const r of [...list, ...roleDocs].filter(
+    (d) => d.kind === 'Role' || d.kind === 'ClusterRole',
+  )) {
     roles.set(`${r.kind}/${r.metadata.name}`, r);
   }
   for (const b of [...ofKind(list, 'ClusterRoleBinding'), ...ofKind(list, 'RoleBinding')]) {
+    if (!b.subjects.some((s: Doc) => subjects.includes(s.name))) continue;
     const role = roles.get(`${b.roleRef.kind}/${b.roleRef.name}`);
     if (!role) throw new Error(`${b.kind} ${b.metadata.name} binds a role not in deploy/`);
     const scope: Scope = b.kind === 'ClusterRoleBinding' ? 'cluster' : 'namespace';
@@ -312,7 +330,8 @@ describe('deploy/ grants exactly what the code needs', () => {
           'approve',
           'sign',
           'deletecollection',
-          'delete',
+          // The function deletes host copies (with a uid precondition); the forwarder never deletes.
+          ...(role.metadata.name === FUNCTION_IDENTITY ? [] : ['delete']),
         ]) {
           expect(rule.verbs, role.metadata.name).not.toContain(v);
         }
@@ -321,13 +340,25 @@ describe('deploy/ grants exactly what the code needs', () => {
     }
   });
 
-  it("every binding names the forwarder's own ServiceAccount, never a user or group", () => {
+  it("every binding names our own ServiceAccounts (or the function's EKS group), never a user", () => {
     const bindings = [...ofKind(all, 'ClusterRoleBinding'), ...ofKind(all, 'RoleBinding')];
     expect(bindings.length).toBeGreaterThan(0);
     for (const b of bindings) {
+      const names = b.subjects.map((s: Doc) => s.name);
+      // One identity per binding: the forwarder's and the function's never share a role.
+      expect(
+        names.every((n: string) => FORWARDER_IDENTITIES.includes(n)) ||
+          names.every((n: string) => n === FUNCTION_IDENTITY),
+        b.metadata.name,
+      ).toBe(true);
       for (const s of b.subjects) {
-        expect(s.kind, b.metadata.name).toBe('ServiceAccount');
-        expect(['endpoint-sync-forwarder', 'endpoint-sync-forwarder-reader']).toContain(s.name);
+        if (s.kind === 'Group') {
+          // eks: credentials map the function's IAM role to this group; nothing else is a group.
+          expect(s.name, b.metadata.name).toBe(FUNCTION_IDENTITY);
+        } else {
+          expect(s.kind, b.metadata.name).toBe('ServiceAccount');
+          expect([...FORWARDER_IDENTITIES, FUNCTION_IDENTITY]).toContain(s.name);
+        }
       }
     }
   });
@@ -350,7 +381,7 @@ describe('deploy/ grants exactly what the code needs', () => {
   });
 
   it('the kustomizations apply every manifest of their folder, and nothing else', () => {
-    for (const dir of ['deploy/base', 'deploy/host']) {
+    for (const dir of ['deploy/base', 'deploy/host', 'deploy/function']) {
       const k = parseAllDocuments(
         readFileSync(join(root, dir, 'kustomization.yaml'), 'utf8'),
       )[0]!.toJS() as Doc;
@@ -359,6 +390,58 @@ describe('deploy/ grants exactly what the code needs', () => {
       );
       expect([...k.resources].sort()).toEqual(files.sort());
     }
+  });
+});
+
+/**
+ * The sync function's host calls: the verbs of its call sites in host-apply.ts, on the resources
+ * its tenant gate lets a tenant write (TENANT_RESOURCES: a new synced kind there fails this test
+ * until deploy/function grants it), in the tenant's host namespace.
+ */
+function functionNeeded(): Set<string> {
+  const text = readFileSync(join(root, 'lib/functions/host-apply.ts'), 'utf8');
+  const verbs = new Set<string>();
+  for (const m of text.matchAll(/\bclient\s*\.\s*(\w+)\s*\(/g)) {
+    const verb = CLIENT_VERBS[m[1]!];
+    if (!verb) throw new Error(`host-apply.ts calls client.${m[1]}: add it to CLIENT_VERBS`);
+    verbs.add(verb);
+  }
+  const out = new Set<string>();
+  for (const plural of TENANT_RESOURCES) {
+    const r = Object.values(RESOURCES).find((x) => x.plural === plural);
+    if (!r) throw new Error(`tenant resource ${plural} has no row in RESOURCES`);
+    for (const v of verbs) out.add(key('host', 'namespace', r.group, r.plural, v));
+  }
+  return out;
+}
+
+describe('deploy/ grants the sync function exactly its host calls, per tenant namespace', () => {
+  it('the function reads by name and writes with preconditions: get, create, update, delete', () => {
+    const verbs = new Set([...functionNeeded()].map((k) => k.split(' ').at(-1)));
+    expect([...verbs].sort()).toEqual(['create', 'delete', 'get', 'update']);
+  });
+
+  it('granted in a tenant host namespace == needed', () => {
+    expect([...granted('host', hostDocs, [FUNCTION_IDENTITY], functionDocs)].sort()).toEqual(
+      [...functionNeeded()].sort(),
+    );
+  });
+
+  it('its ClusterRole is bound by RoleBindings only: no namespace is reached unless bound', () => {
+    expect(ofKind(all, 'ClusterRoleBinding').map((b) => b.metadata.name)).toEqual([
+      'endpoint-sync-forwarder',
+    ]);
+    const bindings = ofKind(hostDocs, 'RoleBinding').filter(
+      (b) => b.roleRef.name === FUNCTION_IDENTITY,
+    );
+    expect(bindings).toHaveLength(1);
+    expect(bindings[0]!.roleRef.kind).toBe('ClusterRole');
+  });
+
+  it("the function's ServiceAccount is never mounted into a pod", () => {
+    const sa = ofKind(functionDocs, 'ServiceAccount')[0]!;
+    expect(sa.metadata.name).toBe(FUNCTION_IDENTITY);
+    expect(sa.automountServiceAccountToken).toBe(false);
   });
 });
 
