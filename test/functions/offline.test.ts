@@ -119,4 +119,86 @@ describe('serverless offline', () => {
       client.destroy();
     }
   });
+
+  describe('answers like Lambda (lib/local/offline-plugin.ts)', () => {
+    const client = () =>
+      new LambdaClient({
+        endpoint: `http://127.0.0.1:${lambdaPort}`,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'dummy', secretAccessKey: 'dummy' },
+        // The SDK's default: a 5xx answer is retried, a 4xx is not.
+        maxAttempts: 3,
+      });
+    const FN = 'endpoint-sync-dev-sync';
+
+    it('refuses a payload that is not JSON with 400 InvalidRequestContentException, once', async () => {
+      const c = client();
+      try {
+        const err = await c
+          .send(
+            new InvokeCommand({
+              FunctionName: FN,
+              Payload: new TextEncoder().encode('tok=s3cr3t'),
+            }),
+          )
+          .catch((e: unknown) => e);
+        expect(err, output).toMatchObject({
+          name: 'InvalidRequestContentException',
+          $metadata: { httpStatusCode: 400, attempts: 1 },
+        });
+        expect((err as Error).message).not.toContain('s3cr3t');
+      } finally {
+        c.destroy();
+      }
+    });
+
+    it('reports a malformed event as errorType ContractError', async () => {
+      const c = client();
+      try {
+        const out = await c.send(
+          new InvokeCommand({ FunctionName: FN, Payload: JSON.stringify({ version: 99 }) }),
+        );
+        expect(out.FunctionError).toBe('Unhandled');
+        expect(out.ExecutedVersion).toBe('$LATEST');
+        expect(JSON.parse(new TextDecoder().decode(out.Payload))).toMatchObject({
+          errorType: 'ContractError',
+          errorMessage: expect.stringMatching(/^invalid event: version: /),
+        });
+      } finally {
+        c.destroy();
+      }
+    });
+
+    it('answers DryRun with 204, takes $LATEST and refuses other qualifiers', async () => {
+      const c = client();
+      try {
+        const dry = await c.send(
+          new InvokeCommand({ FunctionName: FN, InvocationType: 'DryRun', Payload: '{}' }),
+        );
+        expect(dry.StatusCode).toBe(204);
+        const latest = await c.send(
+          new InvokeCommand({
+            FunctionName: `arn:aws:lambda:us-east-1:000000000000:function:${FN}`,
+            Qualifier: '$LATEST',
+            Payload: JSON.stringify({ version: 99 }),
+          }),
+        );
+        expect(latest.StatusCode).toBe(200);
+        const alias = await c
+          .send(new InvokeCommand({ FunctionName: FN, Qualifier: 'live', Payload: '{}' }))
+          .catch((e: unknown) => e);
+        expect(alias).toMatchObject({
+          name: 'ResourceNotFoundException',
+          message: `Function not found: arn:aws:lambda:us-east-1:000000000000:function:${FN}:live`,
+          $metadata: { httpStatusCode: 404, attempts: 1 },
+        });
+        const missing = await c
+          .send(new InvokeCommand({ FunctionName: 'nope', InvocationType: 'DryRun' }))
+          .catch((e: unknown) => e);
+        expect(missing).toMatchObject({ name: 'ResourceNotFoundException' });
+      } finally {
+        c.destroy();
+      }
+    });
+  });
 });
