@@ -185,6 +185,10 @@ class ForwarderImpl implements Forwarder {
   readonly #elector: LeaderElector | undefined;
   readonly #recorder: EventRecorder;
   readonly #progress: InitialSyncProgress;
+  /** The periodic resync under way: its keys' first results, counted by status. */
+  #resyncPass:
+    | { progress: InitialSyncProgress; startedAt: number; statuses: Record<string, number> }
+    | undefined;
   readonly #invocationCounts = { ok: 0, error: 0, throttled: 0 };
   #results = 0;
   #intake = false;
@@ -353,6 +357,7 @@ class ForwarderImpl implements Forwarder {
       this.#results++;
       const wasFinished = this.#progress.finished;
       this.#progress.done(r.key);
+      this.#resyncResult(r.key, r.result.status);
       this.events.emit('result', r);
       if (!wasFinished && this.#progress.finished) {
         this.#logger.info('initial sync done', { keys: this.#progress.counts.total });
@@ -483,17 +488,51 @@ class ForwarderImpl implements Forwarder {
     if (!this.#intake) return;
     this.metrics.resyncs.inc();
     const now = this.#clock.now();
-    let orphans = 0;
+    const orphanKeys: string[] = [];
     for (const key of this.#endpoints.keys()) {
       this.#queue.add(key, { direction: 'toHost', enqueuedAt: now, cause: 'resync' });
     }
     for (const host of this.#hostEndpoints.list()) {
       const key = this.#virtualKeyOfHost(host);
       if (key === undefined || this.#endpoints.get(key)) continue;
-      orphans++;
+      orphanKeys.push(key);
       this.#queue.add(key, { direction: 'fromHost', enqueuedAt: now, cause: 'orphan' });
     }
-    this.#logger.debug('resync queued', { keys: this.#endpoints.size, orphans });
+    this.#logger.debug('resync queued', {
+      keys: this.#endpoints.size,
+      orphans: orphanKeys.length,
+    });
+    // The first pass is the initial sync, which has its own progress; later ones get theirs.
+    if (this.#progress.finished) this.#beginResyncPass(orphanKeys);
+  }
+
+  #beginResyncPass(orphanKeys: string[]): void {
+    const progress = new InitialSyncProgress(this.#o.progress, {
+      label: 'resync',
+      log: (message, attributes) => this.#logger.info(message, attributes),
+    });
+    this.#resyncPass = { progress, startedAt: this.#clock.now(), statuses: {} };
+    progress.begin([...this.#endpoints.keys(), ...orphanKeys]);
+    if (progress.finished) this.#resyncDone();
+  }
+
+  #resyncResult(key: string, status: string): void {
+    const pass = this.#resyncPass;
+    if (!pass || pass.progress.finished) return;
+    const before = pass.progress.counts.synced;
+    pass.progress.done(key);
+    if (pass.progress.counts.synced === before) return;
+    pass.statuses[status] = (pass.statuses[status] ?? 0) + 1;
+    if (pass.progress.finished) this.#resyncDone();
+  }
+
+  #resyncDone(): void {
+    const pass = this.#resyncPass!;
+    this.#logger.info('resync done', {
+      keys: pass.progress.counts.total,
+      durationMs: this.#clock.now() - pass.startedAt,
+      ...pass.statuses,
+    });
   }
 
   stats(): ForwarderStats {

@@ -72,7 +72,7 @@ export class ProgressMeter {
   }
 }
 
-/** Counts keys of the initial sync as their first result arrives. */
+/** Counts the keys of a full pass (the initial sync, a resync) as their first result arrives. */
 export class InitialSyncProgress {
   readonly #meter: ProgressMeter;
   #total: number | undefined;
@@ -86,15 +86,13 @@ export class InitialSyncProgress {
    */
   constructor(
     stream: ProgressStream | undefined,
-    options: Pick<ProgressMeterOptions, 'log' | 'intervalMs' | 'redrawMs' | 'now'> = {},
+    options: Pick<ProgressMeterOptions, 'log' | 'intervalMs' | 'redrawMs' | 'now'> & {
+      /** What is counted: `initial sync` (the default) or `resync`. */
+      label?: string;
+    } = {},
   ) {
-    this.#meter = new ProgressMeter({
-      redrawMs: 0,
-      ...options,
-      label: 'initial sync',
-      unit: 'keys',
-      stream,
-    });
+    const { label = 'initial sync', ...meter } = options;
+    this.#meter = new ProgressMeter({ redrawMs: 0, ...meter, label, unit: 'keys', stream });
   }
 
   /** Sets the keys the initial sync covers (from the first list). */
