@@ -109,6 +109,12 @@ export const SYNCED_RESOURCES = [
   // default (as in the reference project) so a reference patch works as written.
   { resource: 'secrets', section: 'secrets', enabledByDefault: true, nameScheme: 'short' },
   { resource: 'configMaps', section: 'configMaps', enabledByDefault: true, nameScheme: 'short' },
+  {
+    resource: 'endpointSlices',
+    section: 'endpointSlices',
+    enabledByDefault: true,
+    nameScheme: 'long',
+  },
 ] as const satisfies readonly SyncedResource[];
 
 /** A `sync.toHost` section key of a synced resource (`endpoints`, `configMaps`, ...). */

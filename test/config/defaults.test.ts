@@ -31,14 +31,15 @@ describe('DEFAULTS', () => {
 });
 
 describe('resourceForKind', () => {
-  it('maps the four owned kinds and nothing else', () => {
+  it('maps the owned kinds and nothing else', () => {
     expect(resourceForKind('Endpoints')).toBe('endpoints');
     expect(resourceForKind('Service')).toBe('services');
     expect(resourceForKind('Secret')).toBe('secrets');
     expect(resourceForKind('ConfigMap')).toBe('configMaps');
+    expect(resourceForKind('EndpointSlice')).toBe('endpointSlices');
     expect(resourceForKind('secret')).toBeUndefined();
     expect(resourceForKind('Pod')).toBeUndefined();
     expect(resourceForKind('toString')).toBeUndefined();
-    expect(OWNED_KINDS).toEqual(['Endpoints', 'Service', 'Secret', 'ConfigMap']);
+    expect(OWNED_KINDS).toEqual(['Endpoints', 'Service', 'Secret', 'ConfigMap', 'EndpointSlice']);
   });
 });

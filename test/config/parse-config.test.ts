@@ -27,6 +27,7 @@ describe('parseConfig: defaults and the whole file', () => {
           services: { enabled: true },
           secrets: { enabled: true },
           configMaps: { enabled: true },
+          endpointSlices: { enabled: true },
           namespaces: { enabled: false, mappings: { byName: {} } },
         },
       },

@@ -5,6 +5,7 @@
  * them names a kind. Re-exports and the table only.
  */
 import { RESOURCES, SYNCED_RESOURCES } from '../../model/index.ts';
+import { ENDPOINT_SLICE_KIND } from './endpoint-slice.ts';
 import { ENDPOINTS_KIND } from './endpoints.ts';
 import { plainKind, type SyncKind } from './kind.ts';
 
@@ -20,6 +21,7 @@ export type {
 /** The kinds with rules of their own, by the resource key of their row. */
 const KIND_FILES: Readonly<Partial<Record<string, SyncKind>>> = {
   endpoints: ENDPOINTS_KIND,
+  endpointSlices: ENDPOINT_SLICE_KIND,
 };
 
 /** Every synced kind, in the order of the synced-resource table. */
