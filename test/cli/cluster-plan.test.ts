@@ -105,10 +105,16 @@ async function dryRunWith(io: ReturnType<typeof bufferIO>, ...extra: string[]) {
   return { code, stdout: io.out, stderr: io.err };
 }
 
-function refuseWrites(): void {
+/**
+ * Answers every write verb on both clusters with an error; the returned function tells how many
+ * requests hit those rules since (the injector only counts requests it answered).
+ */
+function refuseWrites(): () => number {
   for (const cluster of [virtual, host]) {
     cluster.faults.set(WRITE_VERBS.map((verb) => ({ verb, status: 500 as const })));
   }
+  const before = virtual.faults.count + host.faults.count;
+  return () => virtual.faults.count + host.faults.count - before;
 }
 
 beforeAll(async () => {
@@ -160,7 +166,7 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
   it('lists what the sync would create, update, delete and skip, exits 1, and writes nothing', async () => {
     const hostBefore = host.store.list('endpoints', 'vc-host');
     const virtualVersion = virtual.store.resourceVersion();
-    refuseWrites();
+    const refused = refuseWrites();
     const r = await dryRun();
     expect(r.code, r.stderr).toBe(1);
     const lines = r.stdout.split('\n');
@@ -178,13 +184,20 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     );
     // No write reached either cluster (every write verb answered 500 and none was counted),
     // and the stored objects did not move.
-    expect(virtual.faults.count + host.faults.count).toBe(0);
+    expect(refused()).toBe(0);
     expect(host.store.list('endpoints', 'vc-host')).toEqual(hostBefore);
+    // The detector sees a write when one is sent.
+    const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
+    await expect(
+      client.delete(RESOURCES.endpoints, 'same-x-default-x-vc', { namespace: 'vc-host' }),
+    ).rejects.toThrow();
+    await client.close();
+    expect(refused()).toBeGreaterThan(0);
     expect(virtual.store.resourceVersion()).toBe(virtualVersion);
   });
 
   it('-o json carries every key with its writes and the summary', async () => {
-    refuseWrites();
+    const refused = refuseWrites();
     const r = await dryRun('-o', 'json');
     expect(r.code).toBe(1);
     const plan = JSON.parse(r.stdout);
@@ -204,7 +217,7 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
       },
     ]);
     expect(plan.summary.host).toEqual({ create: 1, update: 1, delete: 1 });
-    expect(virtual.faults.count + host.faults.count).toBe(0);
+    expect(refused()).toBe(0);
   });
 
   it('the output names objects, never their data (no addresses, no annotation values)', async () => {
@@ -250,6 +263,21 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     );
     expect(code).toBe(2);
     expect(io.err).toContain('--host-kubeconfig');
+  });
+
+  it("--marker-keys reads the function set's keys like MARKER_KEYS; a bad reference is an error naming it", async () => {
+    const keyFile = join(dir, 'marker-keys.json');
+    await writeFile(keyFile, JSON.stringify({ k1: Buffer.alloc(32, 7).toString('base64') }));
+    const refused = refuseWrites();
+    expect((await dryRun('--marker-keys', `file:${keyFile}`)).code).toBe(1);
+    expect(refused()).toBe(0);
+    const missing = await dryRun('--marker-keys', `file:${join(dir, 'nope.json')}`);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('MARKER_KEYS');
+    expect(missing.stdout).toBe('');
+    const inline = await dryRun('--marker-keys', 'inline:{"k1":"x"}');
+    expect(inline.code).toBe(2);
+    expect(inline.stderr).not.toContain('"k1"');
   });
 
   it('exits 0 once the host is in sync', async () => {

@@ -5,6 +5,12 @@
 import { stringify } from 'yaml';
 import { ProgressMeter, type ProgressStream } from '../../forwarder/index.ts';
 import {
+  type MarkerKeySet,
+  MarkerKeysError,
+  markerKeysFrom,
+  readSecretText,
+} from '../../functions/index.ts';
+import {
   createKubeClient,
   KubeApiError,
   type KubeClient,
@@ -30,7 +36,7 @@ const usage = `Usage: endpoint-sync plan --config FILE --virtual FILE [--host FI
                           [--name VC_NAME] [--namespace HOST_NS] [--marker-domain DOMAIN]
        endpoint-sync plan --config FILE --virtual-kubeconfig FILE --host-kubeconfig FILE
                           [--name VC_NAME] [--namespace HOST_NS] [--marker-domain DOMAIN]
-                          [-o text|json|yaml]
+                          [--marker-keys REF] [-o text|json|yaml]
 
 With --virtual: plans the sync of one virtual Endpoints object and prints the plan as YAML: its
 status (write, unchanged, skipped, failed), the reason, the host writes, the virtual-side writes
@@ -53,6 +59,10 @@ Flags:
       --virtual-kubeconfig FILE  the live virtual cluster (its current context)
       --host-kubeconfig FILE     the live host cluster (its current context)
   -o, --output FORMAT      cluster dry run: text (default), json or yaml
+      --marker-keys REF    cluster dry run: the function set's import-marker keys
+                           (secretsmanager:<id>, ssm:<name> or file:<path>, as MARKER_KEYS), so
+                           imports are planned and trusted as the function does; without them no
+                           import is trusted and plans that would import say so
 ${IDENTITY_USAGE}
   -h, --help               show this help
 
@@ -79,14 +89,19 @@ const plan: Command = {
     'virtual-kubeconfig': { type: 'string' },
     'host-kubeconfig': { type: 'string' },
     output: { type: 'string', short: 'o' },
+    'marker-keys': { type: 'string' },
     ...IDENTITY_OPTIONS,
   },
   async run(values, _positionals, io) {
     if (values['virtual-kubeconfig'] !== undefined || values['host-kubeconfig'] !== undefined) {
       return runClusterPlan(values, io);
     }
-    if (values['output'] !== undefined) {
-      throw new UsageError('--output applies to the cluster dry run (--virtual-kubeconfig) only');
+    for (const flag of ['output', 'marker-keys']) {
+      if (values[flag] !== undefined) {
+        throw new UsageError(
+          `--${flag} applies to the cluster dry run (--virtual-kubeconfig) only`,
+        );
+      }
     }
     const virtualFile = stringFlag(values, 'virtual');
     const config = await loadConfigFlag(values, io);
@@ -165,9 +180,26 @@ async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<num
   const virtualPath = flag('virtual-kubeconfig');
   const hostPath = flag('host-kubeconfig');
   flag('config');
-  const identity = identityFrom(values);
   const config = await loadConfigFlag(values, io);
   if (!config) return ERROR;
+  let keys: MarkerKeySet | undefined;
+  const markerRef = values['marker-keys'];
+  if (typeof markerRef === 'string') {
+    if (markerRef.startsWith('inline:')) {
+      throw new UsageError(
+        '--marker-keys takes secretsmanager:, ssm: or file:, not inline: (the keys would show in the process list)',
+        ERROR,
+      );
+    }
+    try {
+      keys = await markerKeysFrom(markerRef, (ref) => readSecretText(ref, { allowLocal: true }))();
+    } catch (err) {
+      if (!(err instanceof MarkerKeysError)) throw err;
+      io.stderr.write(`endpoint-sync plan: ${err.message}\n`);
+      return ERROR;
+    }
+  }
+  const identity = { ...identityFrom(values), ...keys };
   let clients: { virtual: KubeClient; host: KubeClient };
   try {
     const options = { qps: 50, burst: 100, userAgent: 'endpoint-sync-plan' };
