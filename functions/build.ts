@@ -24,13 +24,17 @@ export const WORKERS = { 'plan-worker': 'lib/functions/planner/plan-worker.ts' }
 export const OUT_DIR = 'dist/functions';
 
 /**
- * AWS SDK clients used only by some credential kinds; the Lambda Node.js runtime provides the
- * whole SDK v3, so they stay out of the bundle and are imported on demand.
+ * AWS SDK clients the Lambda Node.js runtime provides (the whole SDK v3): they stay out of the
+ * bundle and are imported on first use. S3 (configurations, the tenant registry) is one of them
+ * since it was a fifth of the bundle that every cold start parsed (docs/performance.md); the
+ * others serve only some credential kinds.
  */
 export const RUNTIME_PROVIDED = [
+  '@aws-sdk/client-s3',
   '@aws-sdk/client-secrets-manager',
   '@aws-sdk/client-ssm',
   '@aws-sdk/client-eks',
+  '@aws-sdk/credential-provider-node',
 ];
 
 /** Builds every function and worker; resolves with the bundle sizes in bytes. */

@@ -10,7 +10,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { GetObjectCommandInput, GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { type Diagnostic, formatDiagnostic } from './diagnostic.ts';
 import { parseConfig } from './parse-config.ts';
 import type { SyncConfig } from './types.ts';
@@ -137,7 +137,7 @@ export class ConfigSource {
   readonly #location: Location;
   readonly #minRevalidateMs: number;
   readonly #now: () => number;
-  readonly #s3: () => S3Client;
+  readonly #s3: S3GetObject;
   readonly #s3Endpoint: string | undefined;
   /** The last configuration that validated, with its version and warnings. */
   #good: { config: SyncConfig; version: string | undefined; diagnostics: Diagnostic[] } | undefined;
@@ -271,16 +271,13 @@ export class ConfigSource {
   }
 
   async #fetchS3(bucket: string, key: string): Promise<Fetched> {
-    const client = this.#s3();
     const ifNoneMatch = this.#seen?.version;
     try {
-      const response = await client.send(
-        new GetObjectCommand({
-          Bucket: bucket,
-          Key: key,
-          ...(ifNoneMatch ? { IfNoneMatch: ifNoneMatch } : {}),
-        }),
-      );
+      const response = await this.#s3({
+        Bucket: bucket,
+        Key: key,
+        ...(ifNoneMatch ? { IfNoneMatch: ifNoneMatch } : {}),
+      });
       const text = (await response.Body?.transformToString('utf-8')) ?? '';
       return { kind: 'body', text, version: response.ETag };
     } catch (err) {
@@ -429,22 +426,43 @@ export class ConfigSources {
   }
 }
 
-/** An S3 client for `options` (a ready `client` wins), made on first use. */
-export function lazyS3Client(options: S3SourceOptions): () => S3Client {
-  let client = options.client;
-  return () => {
-    client ??= new S3Client({
-      region: options.region ?? process.env['AWS_REGION'] ?? 'us-east-1',
-      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-      ...(options.forcePathStyle !== undefined ? { forcePathStyle: options.forcePathStyle } : {}),
-      ...(options.credentials ? { credentials: options.credentials } : {}),
-      ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
-      requestHandler: {
-        connectionTimeout: options.requestTimeoutMs ?? 5_000,
-        requestTimeout: options.requestTimeoutMs ?? 5_000,
-      },
+/** Reads one S3 object: the one S3 call the configuration and the tenant registry make. */
+export type S3GetObject = (input: GetObjectCommandInput) => Promise<GetObjectCommandOutput>;
+
+/**
+ * GetObject through an S3 client for `options` (a ready `client` wins), made on first use. The
+ * SDK module is imported then too, not at load: the Lambda Node.js runtime provides it (the
+ * function bundle leaves it out, like the other AWS clients), and a process whose
+ * configuration is a local file never parses it. A failed import is tried again next time.
+ */
+export function lazyS3Client(options: S3SourceOptions): S3GetObject {
+  let ready:
+    | Promise<{ client: S3Client; command: typeof import('@aws-sdk/client-s3').GetObjectCommand }>
+    | undefined;
+  const make = async () => {
+    const sdk = await import('@aws-sdk/client-s3');
+    const client =
+      options.client ??
+      new sdk.S3Client({
+        region: options.region ?? process.env['AWS_REGION'] ?? 'us-east-1',
+        ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+        ...(options.forcePathStyle !== undefined ? { forcePathStyle: options.forcePathStyle } : {}),
+        ...(options.credentials ? { credentials: options.credentials } : {}),
+        ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+        requestHandler: {
+          connectionTimeout: options.requestTimeoutMs ?? 5_000,
+          requestTimeout: options.requestTimeoutMs ?? 5_000,
+        },
+      });
+    return { client, command: sdk.GetObjectCommand };
+  };
+  return async (input) => {
+    ready ??= make().catch((err: unknown) => {
+      ready = undefined;
+      throw err;
     });
-    return client;
+    const { client, command } = await ready;
+    return client.send(new command(input));
   };
 }
 

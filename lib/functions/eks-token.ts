@@ -5,7 +5,6 @@
  * calling, so no Kubernetes secret has to live in the function.
  */
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
 
 /** AWS credentials as the SDK's providers return them. */
 export interface AwsCredentials {
@@ -72,6 +71,8 @@ export async function eksToken(options: EksTokenOptions): Promise<string> {
   const hostname =
     options.region === 'us-east-1' ? 'sts.amazonaws.com' : `sts.${options.region}.amazonaws.com`;
   const credentials = options.credentials ?? defaultCredentials;
+  // Imported on first use, like the credential provider: only `eks:` credentials sign.
+  const { SignatureV4 } = await import('@smithy/signature-v4');
   const signer = new SignatureV4({
     credentials,
     region: options.region,

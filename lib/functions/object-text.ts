@@ -4,14 +4,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3GetObject } from '../config/source.ts';
 
 /** Largest object read (registry entries are a few hundred bytes). */
 const MAX_BYTES = 64 * 1024;
 
 /** A reader of `s3://` (and, when `allowLocal`, `file://`) URIs. */
 export function objectTextReader(
-  s3: () => S3Client,
+  s3: S3GetObject,
   allowLocal: boolean,
 ): (uri: string) => Promise<string | undefined> {
   return async (uri) => {
@@ -30,7 +30,7 @@ export function objectTextReader(
     const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);
     if (!match) throw new Error('not an s3:// or file:// URI');
     try {
-      const out = await s3().send(new GetObjectCommand({ Bucket: match[1], Key: match[2] }));
+      const out = await s3({ Bucket: match[1], Key: match[2] });
       const text = (await out.Body?.transformToString('utf-8')) ?? '';
       return text.length > MAX_BYTES ? text.slice(0, MAX_BYTES + 1) : text;
     } catch (err) {
