@@ -15,9 +15,9 @@
 # docker://docker.io/library/node:22-slim` (or `docker buildx imagetools inspect`) gives the
 # current one. A mirror or an air-gapped build passes its own: --build-arg NODE_IMAGE=...
 ARG NODE_IMAGE=docker.io/library/node:22-slim@sha256:83f487e0a63425e5b4d146fb5e5be574bcbe1b7b843d3ebafdd95eaf7767a7e5
-# The stage that provides /src/dist/forwarder/forward.mjs: `build` below, or an image holding a
-# bundle built outside (test/deploy/image.test.ts passes one to build offline).
-ARG BUNDLE=build
+#
+# A bundle built outside replaces the `build` stage (which is then skipped), e.g. to build offline:
+#   buildah bud --build-context build=DIR .     (DIR holds src/dist/forwarder/forward.mjs)
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
@@ -30,11 +30,9 @@ COPY . .
 # --experimental-strip-types: any Node 22 runs the TypeScript build script (22.18+ needs no flag).
 RUN node --experimental-strip-types scripts/build-forwarder.ts
 
-FROM ${BUNDLE} AS bundle
-
 FROM ${NODE_IMAGE}
 WORKDIR /app
-COPY --from=bundle /src/dist/forwarder/forward.mjs ./forward.mjs
+COPY --from=build /src/dist/forwarder/forward.mjs ./forward.mjs
 # The Deployment's uid/gid (deploy/base/deployment.yaml runAsUser/runAsGroup): numeric, so the
 # kubelet's runAsNonRoot check can verify it without reading /etc/passwd. The file is owned by
 # root and only readable: the process cannot change its own code, and the Deployment mounts the

@@ -66,7 +66,7 @@ describe('the Dockerfile', () => {
     // Every stage starts from the pinned argument or from another stage.
     const froms = instructions.filter((l) => l.startsWith('FROM '));
     expect(froms.length).toBeGreaterThan(1);
-    for (const from of froms) expect(from).toMatch(/^FROM \$\{(NODE_IMAGE|BUNDLE)\}( AS \w+)?$/);
+    for (const from of froms) expect(from).toMatch(/^FROM \$\{NODE_IMAGE\}( AS \w+)?$/);
   });
 
   it("runs as the Deployment's numeric uid and gid, with its command", () => {
@@ -90,7 +90,6 @@ describe(`the image, built with buildah${buildSkip}`, () => {
   const tag = `${process.pid}-${Date.now()}`;
   const names = {
     base: `localhost/endpoint-sync-test-node:${tag}`,
-    bundle: `localhost/endpoint-sync-test-bundle:${tag}`,
     image: `localhost/endpoint-sync-test:${tag}`,
   };
   const containers: string[] = [];
@@ -123,12 +122,9 @@ describe(`the image, built with buildah${buildSkip}`, () => {
     }
     buildah('config', '--env', 'PATH=/usr/local/bin:/usr/bin:/bin', base);
     buildah('commit', '-q', base, names.base);
-    // The bundle, built from the sources now, where the Dockerfile's build stage puts it.
-    const bundlePath = join(dir, 'forward.mjs');
-    await buildForwarder(root, bundlePath);
-    const bundle = from('scratch');
-    buildah('copy', bundle, bundlePath, '/src/dist/forwarder/forward.mjs');
-    buildah('commit', '-q', bundle, names.bundle);
+    // The bundle, built from the sources now, where the Dockerfile's build stage puts it; it
+    // replaces that stage (--build-context build=DIR), so no registry is needed.
+    await buildForwarder(root, join(dir, 'build/src/dist/forwarder/forward.mjs'));
     buildah(
       'bud',
       '--isolation',
@@ -136,8 +132,8 @@ describe(`the image, built with buildah${buildSkip}`, () => {
       '--pull=never',
       '--build-arg',
       `NODE_IMAGE=${names.base}`,
-      '--build-arg',
-      `BUNDLE=${names.bundle}`,
+      '--build-context',
+      `build=${join(dir, 'build')}`,
       '-t',
       names.image,
       '-f',
@@ -150,7 +146,7 @@ describe(`the image, built with buildah${buildSkip}`, () => {
   afterAll(async () => {
     if (buildSkip) return;
     for (const c of containers) spawnSync('buildah', ['rm', c]);
-    for (const image of [names.image, names.bundle, names.base]) {
+    for (const image of [names.image, names.base]) {
       spawnSync('buildah', ['rmi', '-f', image]);
     }
     await rm(dir, { recursive: true, force: true });
