@@ -5,7 +5,9 @@
 import type { JsonValue, KubeObject, Patch, ReferenceSpec } from '../model/index.ts';
 import {
   deleteAt,
+  endsInBracketedKey,
   formatLocation,
+  formatVclusterLocation,
   getAt,
   type Location,
   matchPath,
@@ -114,9 +116,11 @@ function applyExpressionPatch(run: Run, patch: Patch, index: number): void {
   const matches = findMatches(run, patch, index);
   if (matches === undefined) return;
   const removals: Location[] = [];
+  const parentOfLastKey = endsInBracketedKey(patch.path, cachedPath(patch.path));
   for (const match of matches) {
     const path = formatLocation(match.location);
-    const result = evaluate(run.env, source, match.value, path);
+    const contextPath = formatVclusterLocation(match.location, parentOfLastKey);
+    const result = evaluate(run.env, source, match.value, contextPath);
     if (!result.ok) {
       fail(run, patch, index, path, result.error.code, result.error.message);
       continue;

@@ -16,7 +16,12 @@ export interface ExpressionContext {
   };
   hostObject: unknown | null;
   virtualObject: unknown | null;
-  /** The concrete matched path, e.g. `metadata.annotations["a.b/c"]`. */
+  /**
+   * The concrete matched path in vcluster's form (`subsets.0.ports.0.name`,
+   * `metadata.annotations."a.b/c"`; the parent's path when the patch path ends in a bracketed
+   * key), so expressions written for vcluster compare it unchanged. Reports use the canonical
+   * form.
+   */
   path: string;
 }
 

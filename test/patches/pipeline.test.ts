@@ -241,7 +241,7 @@ describe('applyPatches: semantics', () => {
     expect(object.metadata.annotations).toEqual({ owner: 'ab!', 'example.com/zone': 'eu-1!' });
   });
 
-  it('gives each match its concrete path in context.path', () => {
+  it('gives each match its concrete path in context.path, in the vcluster form', () => {
     const { object } = run(
       endpoints(),
       patches({ path: 'subsets[*].addresses[*].ip', expression: 'context.path' }),
@@ -250,9 +250,9 @@ describe('applyPatches: semantics', () => {
     expect(object['subsets']).toEqual([
       expect.objectContaining({
         addresses: [
-          { ip: 'subsets[0].addresses[0].ip' },
-          { ip: 'subsets[0].addresses[1].ip' },
-          { ip: 'subsets[0].addresses[2].ip' },
+          { ip: 'subsets.0.addresses.0.ip' },
+          { ip: 'subsets.0.addresses.1.ip' },
+          { ip: 'subsets.0.addresses.2.ip' },
         ],
       }),
     ]);

@@ -24,7 +24,9 @@ export function planContext(use: Exclude<ContextUse, 'none'>): ContextPlan {
   const config: string[][] = [];
   let wholeConfig = false;
   const paths = use === 'all' ? [[]] : use;
-  for (const p of paths) {
+  for (const read of paths) {
+    // context.vcluster (vcluster's spelling) is context.virtualcluster in the sandbox.
+    const p = read[0] === 'vcluster' ? ['virtualcluster', ...read.slice(1)] : read;
     const [top, second] = p;
     if (top === undefined || !TOP_LEVEL.has(top)) {
       // An unknown key can only be a prototype member (e.g. `context.hasOwnProperty`): calling

@@ -60,7 +60,7 @@ interface Node {
   [key: string]: unknown;
 }
 
-const CONTEXT_KEYS = new Set(['virtualcluster', 'hostObject', 'virtualObject', 'path']);
+const CONTEXT_KEYS = new Set(['virtualcluster', 'vcluster', 'hostObject', 'virtualObject', 'path']);
 const VIRTUALCLUSTER_KEYS = new Set(['name', 'namespace', 'config']);
 const INDEX = /^(?:0|[1-9]\d{0,8})$/;
 
@@ -113,6 +113,8 @@ function build(n: Node): Eval {
       const name = n['name'];
       if (name === 'value') return (env) => data(env, env.value);
       if (name === 'context') return (env) => env.context;
+      // As in the sandbox: expressions run only at paths that hold a value.
+      if (name === 'valueExists') return () => true;
       if (name === 'undefined') return () => undefined;
       throw UNSUPPORTED;
     }
@@ -250,7 +252,7 @@ function buildMember(n: Node): Eval {
       // The sandbox's context has exactly these keys; anything else on the host object is not
       // visible there.
       if (!CONTEXT_KEYS.has(key)) return FALLBACK;
-      if (key === 'virtualcluster')
+      if (key === 'virtualcluster' || key === 'vcluster')
         return o === env.context ? env.context.virtualcluster : FALLBACK;
     } else if (o === env.context.virtualcluster && !VIRTUALCLUSTER_KEYS.has(key)) {
       return FALLBACK;

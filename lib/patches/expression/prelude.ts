@@ -191,6 +191,9 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   for (const name of ['atob', 'btoa', 'virtualToHostDNS']) {
     defineProperty(g, name, { value: helpers[name], writable: false, enumerable: false, configurable: false });
   }
+  // vcluster's valueExists: whether the matched path holds a value. The pipeline evaluates
+  // expressions only at paths that exist, so it is always true here.
+  defineProperty(g, 'valueExists', { value: true, writable: false, enumerable: false, configurable: false });
 
   // Math.random: QuickJS keeps its generator's state in the context, where one evaluation could
   // read from its outputs how many numbers earlier evaluations drew. This one (xoshiro128**) is
@@ -347,6 +350,8 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   const frozenContext = function (contextJson, config) {
     const context = parse(contextJson);
     if (config !== undefined) context.virtualcluster.config = config;
+    // vcluster's documented spelling, context.vcluster, is the same object.
+    if (context.virtualcluster !== undefined) context.vcluster = context.virtualcluster;
     return deepFreeze(context);
   };
 

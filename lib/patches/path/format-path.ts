@@ -1,5 +1,6 @@
 /**
- * Canonical text of paths and locations: what explain output and `context.path` show.
+ * Canonical text of paths and locations (what explain output and reports show), and the text
+ * vcluster gives a matched location (what `context.path` shows).
  */
 import { looksLikeIndex } from './parse-path.ts';
 import type { Location, Path, PathSegment } from './segment.ts';
@@ -20,7 +21,7 @@ export function formatPath(path: Path): string {
 }
 
 /**
- * The text of a concrete location, as `context.path` gives it: indices as `[0]`, keys as in
+ * The canonical text of a concrete location, as reports give it: indices as `[0]`, keys as in
  * {@link formatPath}. A key made of digits is quoted (`data["0"]`), so the text tells it apart
  * from an index.
  */
@@ -72,4 +73,43 @@ function needsQuotes(key: string): boolean {
 /** Quotes a key the way {@link parsePath} unquotes it: `\` and `"` are escaped. */
 function quote(key: string): string {
   return `"${key.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+}
+
+/** Characters after which vcluster quotes a key in a matched path. */
+const VCLUSTER_SPECIAL = /[.[\]]/;
+
+/**
+ * The text vcluster gives a matched location (its `addPathElement`), which expressions written
+ * for vcluster compare `context.path` with: steps joined by `.`, indices as bare digits, and a
+ * key that holds `.`, `[` or `]` wrapped in double quotes without escaping
+ * (`spec.rules."a.b".0`, `metadata.annotations."example.com/x"`).
+ *
+ * With `parentOfLastKey`, the last step is left out when it is a map key: vcluster passes the
+ * parent's path when a path ends in a bracketed key (`metadata.annotations["x"]` gives
+ * `metadata.annotations`).
+ */
+export function formatVclusterLocation(location: Location, parentOfLastKey = false): string {
+  const steps =
+    parentOfLastKey && typeof location[location.length - 1] === 'string'
+      ? location.slice(0, -1)
+      : location;
+  let text = '';
+  for (const step of steps) {
+    let part = String(step);
+    if (typeof step === 'string' && VCLUSTER_SPECIAL.test(step)) {
+      if (!part.startsWith('"')) part = `"${part}`;
+      if (!part.endsWith('"')) part = `${part}"`;
+    }
+    text = text === '' ? part : `${text}.${part}`;
+  }
+  return text;
+}
+
+/**
+ * True when `source` ends in a bracketed segment other than `[*]`: where vcluster gives the
+ * parent's path (see {@link formatVclusterLocation}).
+ */
+export function endsInBracketedKey(source: string, path: Path): boolean {
+  const last = path[path.length - 1];
+  return last !== undefined && last.kind !== 'wildcard' && source.trimEnd().endsWith(']');
 }

@@ -2,7 +2,12 @@
  * Patch paths (SEMANTICS 4): parsing, canonical text, matching and in-place access.
  */
 export { deleteAt, getAt, PathAccessError, setAt } from './access.ts';
-export { formatLocation, formatPath } from './format-path.ts';
+export {
+  endsInBracketedKey,
+  formatLocation,
+  formatPath,
+  formatVclusterLocation,
+} from './format-path.ts';
 export { matchPath, type PathMatch } from './match-path.ts';
 export { parsePath } from './parse-path.ts';
 export { PathSyntaxError } from './path-syntax-error.ts';

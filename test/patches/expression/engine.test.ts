@@ -48,8 +48,11 @@ describe.each([
     expect(ok('context.virtualObject.subsets[0].addresses[0].ip', '')).toBe('10.0.0.1');
     expect(ok('context.path', '')).toBe('metadata.annotations["a.b/c"]');
     expect(ok('Object.keys(context).join()', '')).toBe(
-      'virtualcluster,hostObject,virtualObject,path',
+      'virtualcluster,hostObject,virtualObject,path,vcluster',
     );
+    expect(ok('context.vcluster.name', '')).toBe('vc1');
+    expect(ok('context.vcluster === context.virtualcluster', '')).toBe(true);
+    expect(ok('valueExists', '')).toBe(true);
     expect(ok('JSON.stringify(context.virtualcluster.config.networking)', '')).toBe(
       '{"advanced":{"clusterDomain":"example.local"}}',
     );
