@@ -10,6 +10,7 @@ import { MAX_DIAGNOSTICS } from './limits.ts';
 import { Reporter } from './reporter.ts';
 import { readOwnedSections } from './sections.ts';
 import type { SyncConfig } from './types.ts';
+import { findUnclosedFlows } from './unclosed-flow.ts';
 import { yamlErrorMessage } from './yaml-messages.ts';
 import { describe, isNullNode, type ReadContext } from './yaml-nodes.ts';
 import { scanYaml, tooDeepMessage } from './yaml-scan.ts';
@@ -68,7 +69,25 @@ function parse(
   });
   for (const warning of doc.warnings)
     reporter.warning(warning.pos[0], '', yamlErrorMessage(warning));
-  for (const error of doc.errors) reporter.error(error.pos[0], '', yamlErrorMessage(error));
+  // An unclosed [ or { is reported where it opens (each bracket once), not where the library
+  // gave up on it.
+  const reportedBrackets = new Set<number>();
+  for (const error of doc.errors) {
+    const unclosed =
+      error.code === 'BAD_INDENT'
+        ? findUnclosedFlows(text, error.pos[0]).find((u) => !reportedBrackets.has(u.offset))
+        : undefined;
+    if (unclosed !== undefined) reportedBrackets.add(unclosed.offset);
+    if (unclosed === undefined) reporter.error(error.pos[0], '', yamlErrorMessage(error));
+    else {
+      const close = unclosed.bracket === '[' ? ']' : '}';
+      reporter.error(
+        unclosed.offset,
+        '',
+        `YAML syntax: this ${unclosed.bracket} is never closed; end the ${unclosed.bracket === '[' ? 'list' : 'mapping'} with ${close} (or write it as an indented block)`,
+      );
+    }
+  }
   // After a syntax error the tree is a guess; checking it would only add noise.
   if (doc.errors.length > 0) return { diagnostics: finished(reporter) };
 
