@@ -19,7 +19,13 @@ import {
   withoutManagedFields,
 } from '../forwarder/index.ts';
 import { DEFAULT_CONCURRENCY, planItem, runItems } from '../functions/index.ts';
-import { type KubeClient, type KubeObject, RESOURCES } from '../kube/index.ts';
+import {
+  type KubeClient,
+  type KubeObject,
+  NotFoundError,
+  RESOURCES,
+  type ResourceType,
+} from '../kube/index.ts';
 import type { Evaluator } from '../patches/types.ts';
 import type {
   HostWrite,
@@ -85,16 +91,19 @@ export interface ClusterPlan {
 /** Lists, builds and plans every key; never writes. Rejects only when a list fails. */
 export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
   const { identity } = o;
-  const [endpoints, services, secrets, configMaps, hostCopies] = await Promise.all([
+  const [endpoints, services, secrets, configMaps, hostEndpoints] = await Promise.all([
     o.virtual.listAll(RESOURCES.endpoints),
     o.virtual.listAll(RESOURCES.services),
     o.virtual.listAll(RESOURCES.secrets),
     o.virtual.listAll(RESOURCES.configMaps),
-    o.host.listAll(RESOURCES.endpoints, {
-      namespace: identity.hostNamespace,
-      labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
-    }),
+    // Every Endpoints of the host namespace, not only the managed ones: a plan must also see a
+    // foreign object that holds a copy's name. One list instead of a get per key.
+    o.host.listAll(RESOURCES.endpoints, { namespace: identity.hostNamespace }),
   ]);
+  const managedBy = `${identity.markerDomain}/managed-by`;
+  const hostCopies = hostEndpoints.items.filter(
+    (item) => item.metadata.labels?.[managedBy] === identity.name,
+  );
   // The same views of each object the forwarder's caches keep, so the plan sees what a live
   // forwarder would send.
   const byKey = (items: KubeObject[], view: (o: KubeObject) => KubeObject) =>
@@ -110,7 +119,7 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
   for (const key of [...virtualEndpoints.keys()].sort()) keys.set(key, 'toHost');
   const view = hostCopyView(identity.markerDomain);
   const orphans: string[] = [];
-  for (const copy of hostCopies.items.map(view)) {
+  for (const copy of hostCopies.map(view)) {
     const annotations = copy.metadata.annotations ?? {};
     const name = annotations[`${identity.markerDomain}/object-name`];
     const namespace = annotations[`${identity.markerDomain}/object-namespace`];
@@ -145,11 +154,17 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
     { idPrefix: 'plan' },
   );
 
+  const host = listedReads(
+    o.host,
+    RESOURCES.endpoints,
+    identity.hostNamespace,
+    hostEndpoints.items,
+  );
   let done = 0;
   o.onProgress?.(0, items.length);
   const plans = await runItems(items, o.concurrency ?? DEFAULT_CONCURRENCY, async (item) => {
     const plan = await planItem(item, {
-      client: o.host,
+      client: host,
       evaluator: o.evaluator,
       identity,
       config: o.config,
@@ -217,6 +232,45 @@ function summarize(entries: ClusterPlanEntry[]): ClusterPlanSummary {
 export function hasChanges(summary: ClusterPlanSummary): boolean {
   const { host, virtual } = summary;
   return host.create + host.update + host.delete + virtual.create + virtual.patch > 0;
+}
+
+/**
+ * `client`, whose `get` of one resource in one namespace answers from `listed` (a list made
+ * moments before): the plans of thousands of keys read their host copies without a request each.
+ * Everything else goes to the API server.
+ */
+function listedReads(
+  client: KubeClient,
+  resource: ResourceType,
+  namespace: string,
+  listed: KubeObject[],
+): KubeClient {
+  const byName = new Map(listed.map((item) => [item.metadata.name ?? '', item]));
+  const reader = Object.create(client) as KubeClient;
+  reader.get = (async (type: ResourceType, name: string, options: { namespace?: string } = {}) => {
+    if (
+      type.plural !== resource.plural ||
+      type.group !== resource.group ||
+      options.namespace !== namespace
+    ) {
+      return client.get(type, name, options);
+    }
+    const found = byName.get(name);
+    if (found) return structuredClone(found);
+    throw new NotFoundError(
+      {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        reason: 'NotFound',
+        code: 404,
+        message: `${resource.plural} "${name}" not found`,
+      },
+      { verb: 'get', resource: resource.plural, objectName: name, namespace },
+    );
+  }) as KubeClient['get'];
+  return reader;
 }
 
 function keyOf(object: KubeObject): { namespace: string; name: string } {

@@ -30,7 +30,8 @@ sync:
     endpoints:
       patches:
         - path: metadata.annotations[*]
-          expression: '"pre-" + value'
+          # Throws for the value "boom": one object whose plan fails.
+          expression: 'value === "boom" ? value.no.such : "pre-" + value'
           reverseExpression: value.slice(4)
 `;
 const identity = { name: 'vc', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' };
@@ -69,10 +70,14 @@ async function syncForReal(name: string): Promise<void> {
     {
       id: '1',
       direction: 'toHost',
-      resource: 'endpoints',
-      key: { namespace: 'default', name },
+      key: { resource: 'endpoints', namespace: 'default', name },
       virtualObject: peek('endpoints') as KubeObject | null,
-      service: peek('services') as KubeObject | null,
+      companions: [
+        {
+          key: { resource: 'services', namespace: 'default', name },
+          object: peek('services') as KubeObject | null,
+        },
+      ],
     },
     { client, evaluator: engine, identity, config },
   );
@@ -243,14 +248,34 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('exits 2 when a key cannot be planned (a host read fails), and says which and why', async () => {
-    host.faults.set({ verb: 'get', resource: 'endpoints', status: 409 });
+  it('exits 2 when a key cannot be planned (a patch throws), lists it with the reason, and plans the rest', async () => {
+    const bad = {
+      ...endpoints('bad', '10.0.0.9'),
+      metadata: { name: 'bad', namespace: 'default', annotations: { team: 'boom' } },
+    } as KubeObject;
+    virtual.store.create('endpoints', 'default', bad);
+    virtual.store.create('services', 'default', service('bad'));
+    try {
+      const r = await dryRun();
+      expect(r.code).toBe(2);
+      expect(r.stdout).toMatch(/FAILED +default\/bad \[patch-failed\]/);
+      // The reason names the patch and the field, not the value that broke it.
+      expect(r.stdout).not.toContain('boom');
+      expect(r.stdout).toMatch(
+        /6 keys; host: 1 to create, 1 to update, 1 to delete;.*; 1 failed$/m,
+      );
+    } finally {
+      virtual.store.delete('endpoints', 'default', 'bad');
+      virtual.store.delete('services', 'default', 'bad');
+    }
+  });
+
+  it('reads the host namespace with one list: no get per key', async () => {
+    const refused = refuseWrites();
+    host.faults.add({ verb: 'get', resource: 'endpoints', status: 409 });
     const r = await dryRun();
-    expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(
-      /FAILED +default\/db \[host-read-failed\] \(not retryable\): host read failed/,
-    );
-    expect(r.stdout).toMatch(/; 5 failed$/m);
+    expect(r.code, r.stdout).toBe(1);
+    expect(refused()).toBe(0);
   });
 
   it('exits 2 on bad flags (plain --virtual mixed in, an unknown output format, a missing kubeconfig)', async () => {
