@@ -93,6 +93,7 @@ describe('the function role (serverless.yml)', () => {
           // The partition comes from the stack (aws, aws-cn, aws-us-gov), never written down.
           expect(r).toMatch(/^arn:\$\{AWS::Partition\}:/);
           expect(r).not.toMatch(/^arn:[^:]+:s3:::[^/]+\/\*$/); // never a whole bucket
+          expect(r).not.toMatch(/\/$/); // nor an object named '' (an empty param)
           if (actions(s).includes('s3:GetObject'))
             expect(r).toMatch(/^arn:\$\{AWS::Partition\}:s3:::endpoint-sync-config\//);
           // A named secret is matched exactly: Secrets Manager appends '-' and six characters,
