@@ -15,8 +15,26 @@ export function resourceByKind(kind: string): ResourceType | undefined {
 
 export type { NameScheme } from '../model/index.ts';
 
-/** Kinds that are not synced but whose host copies (made by the virtual cluster) are long-named. */
-const LONG_NAMED_UNSYNCED_KINDS = new Set(['Pod']);
+/**
+ * Kinds that are not synced here but whose host copies (made by the virtual cluster) are
+ * long-named: the kinds vcluster's mappers name with `translate.Default.HostName`
+ * (pkg/mappings/resources, v0.36). A reference to one of them names that copy. Its short-named
+ * kinds are ResourceClaim and ResourceClaimTemplate, which fall to the short default.
+ */
+const LONG_NAMED_UNSYNCED_KINDS = new Set([
+  'Pod',
+  'Event',
+  'Ingress',
+  'NetworkPolicy',
+  'PersistentVolumeClaim',
+  'ServiceAccount',
+  'PodDisruptionBudget',
+  'Gateway',
+  'HTTPRoute',
+  'TLSRoute',
+  'BackendTLSPolicy',
+  'ReferenceGrant',
+]);
 
 /** The {@link NameScheme} of a kind: its synced-resource row's, else long for Pods only. */
 export function nameSchemeOf(kind: string): NameScheme {

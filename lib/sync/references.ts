@@ -13,6 +13,7 @@ import {
 import type { SyncContext } from './context.ts';
 import { verifyImport } from './import-signature.ts';
 import { getOwn } from './json.ts';
+import { nameSchemeOf } from './kinds.ts';
 import { managedState } from './managed.ts';
 import { IMPORT_CONTROLLER } from './markers.ts';
 import {
@@ -171,11 +172,11 @@ export function syncReferences(
     toHost(ref: ObjectRef): ObjectRef {
       const virtual = findObject(lookups.virtual, ref.kind, ref);
       const original = virtual ? importedFrom(virtual, ref.kind, ctx) : undefined;
+      // Single-namespace mode names the target by its kind's scheme (long for the kinds
+      // vcluster syncs under their long names), which the short-only translator cannot.
       const hostRef = original
         ? { ...ref, ...original }
-        : multi
-          ? { ...ref, ...referenceHostKey(ref.kind, ref, ctx) }
-          : single.toHost(ref);
+        : { ...ref, ...referenceHostKey(ref.kind, ref, ctx) };
       if (!ownsHostNamespace(hostRef.namespace, identity, config)) deny(hostRef.namespace, ref);
       // In multi-namespace mode the virtual namespace itself must be allowed where it lands:
       // owning the host namespace is not enough when it is another virtual namespace's.
@@ -204,9 +205,11 @@ export function syncReferences(
 }
 
 /**
- * The host key of an object a reference names: the short `v...` name in single-namespace mode
- * (whatever its kind, as the spec says), the same name in the mapped namespace otherwise.
+ * The host key of an object a reference names: in single-namespace mode the name its kind's
+ * host copy carries ({@link nameSchemeOf}: the long name for Endpoints, Services, Pods and the
+ * other kinds vcluster syncs under their long names, the short `v...` name otherwise), the same
+ * name in the mapped namespace in multi-namespace mode.
  */
 export function referenceHostKey(kind: string, key: ObjectKey, ctx: SyncContext): ObjectKey {
-  return hostKeyOf(kind, key, ctx.identity, ctx.config, 'short');
+  return hostKeyOf(kind, key, ctx.identity, ctx.config, nameSchemeOf(kind));
 }

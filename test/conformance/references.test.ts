@@ -1,0 +1,149 @@
+/**
+ * Reference patches: the host name a reference is rewritten to is the name vcluster's mapper
+ * for the referenced kind gives (pkg/mappings/resources: `translate.Default.HostName` for the
+ * kinds it syncs under their long names, `HostNameShort` for ResourceClaims and
+ * ResourceClaimTemplates).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { hostName, shortName } from '../../lib/naming/index.ts';
+import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
+import type { Evaluator } from '../../lib/patches/types.ts';
+import { planSync } from '../../lib/sync/plan.ts';
+import type { VirtualClusterIdentity } from '../../lib/sync/types.ts';
+import { ClusterPair, config, endpoints, manualService } from '../sync/fixtures.ts';
+import { type Conformance, docs, source } from './vcluster.ts';
+
+const who: VirtualClusterIdentity = {
+  name: 'my-vcluster',
+  hostNamespace: 'vcluster-ns',
+  markerDomain: 'vcluster.loft.sh',
+};
+
+let evaluator: Evaluator;
+beforeAll(async () => {
+  evaluator = await createExpressionEngine();
+});
+
+interface ReferenceCase {
+  kind: string;
+  apiVersion: string;
+  source: string;
+  conformance: Conformance;
+  expected: 'long' | 'short';
+}
+
+const MAPPERS = 'pkg/mappings/resources';
+const cases: ReferenceCase[] = [
+  {
+    kind: 'Service',
+    apiVersion: 'v1',
+    source: source(`${MAPPERS}/services.go`),
+    conformance: 'same',
+    expected: 'long',
+  },
+  {
+    kind: 'Pod',
+    apiVersion: 'v1',
+    source: source(`${MAPPERS}/pods.go`),
+    conformance: 'same',
+    expected: 'long',
+  },
+  {
+    kind: 'Endpoints',
+    apiVersion: 'v1',
+    source: source(`${MAPPERS}/endpoints.go`),
+    conformance: 'same',
+    expected: 'long',
+  },
+  {
+    kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    source: source(`${MAPPERS}/endpointslices.go`),
+    conformance: 'same',
+    expected: 'long',
+  },
+  {
+    kind: 'PersistentVolumeClaim',
+    apiVersion: 'v1',
+    source: source(`${MAPPERS}/persistentvolumeclaims.go`),
+    conformance: 'same',
+    expected: 'long',
+  },
+  {
+    kind: 'ServiceAccount',
+    apiVersion: 'v1',
+    source: source(`${MAPPERS}/serviceaccounts.go`),
+    conformance: 'same',
+    expected: 'long',
+  },
+  {
+    kind: 'Ingress',
+    apiVersion: 'networking.k8s.io/v1',
+    source: source(`${MAPPERS}/ingresses.go`),
+    conformance: 'same',
+    expected: 'long',
+  },
+  {
+    kind: 'ResourceClaim',
+    apiVersion: 'resource.k8s.io/v1',
+    source: source(`${MAPPERS}/resourceclaims.go`),
+    conformance: 'same',
+    expected: 'short',
+  },
+  {
+    kind: 'ResourceClaimTemplate',
+    apiVersion: 'resource.k8s.io/v1',
+    source: source(`${MAPPERS}/resourceclaimtemplates.go`),
+    conformance: 'same',
+    expected: 'short',
+  },
+  {
+    // vcluster's Secrets mapper uses HostName (long), and its docs show a long-named Secret;
+    // endpoint-sync copies referenced Secrets under the short name. Open: switching changes the
+    // host names of existing installations' copies.
+    kind: 'Secret',
+    apiVersion: 'v1',
+    source: `${source(`${MAPPERS}/secrets.go`)}; ${docs('configure/vcluster-yaml/sync/patching "Reference patches"')}`,
+    conformance: 'open',
+    expected: 'short',
+  },
+  {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    source: source(`${MAPPERS}/configmaps.go`),
+    conformance: 'open',
+    expected: 'short',
+  },
+];
+
+describe('reference host names by kind', () => {
+  it.each(cases)('$kind -> $expected name [$conformance]', (c) => {
+    const yaml = [
+      'sync:',
+      '  toHost:',
+      '    endpoints:',
+      '      patches:',
+      '        - path: metadata.annotations["example.com/ref"]',
+      `          reference: {apiVersion: ${c.apiVersion}, kind: ${c.kind}}`,
+    ].join('\n');
+    const pair = new ClusterPair();
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { 'example.com/ref': 'target' } }),
+    );
+    pair.put('virtual', 'services', manualService());
+    const plan = planSync(pair.input(config(yaml), 'default', 'db', who), { evaluator });
+    const create = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === 'endpoints');
+    expect(create, plan.reason).toBeDefined();
+    const written =
+      create?.verb === 'create'
+        ? create.object.metadata.annotations?.['example.com/ref']
+        : undefined;
+    const expected =
+      c.expected === 'long'
+        ? hostName('target', 'default', 'my-vcluster')
+        : shortName('target', 'default', 'my-vcluster');
+    expect(written, c.source).toBe(expected);
+  });
+});
