@@ -283,6 +283,10 @@ function readNamespaces(ctx: ReadContext, entry: Entry, into: NamespaceSyncConfi
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
+/** vcluster's placeholder for the virtual cluster's name in namespace mappings. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: vcluster's placeholder is this literal text
+const NAME_PLACEHOLDER = '${name}';
+
 function checkNamespaceName(
   ctx: ReadContext,
   entry: Entry,
@@ -291,10 +295,19 @@ function checkNamespaceName(
   what: string,
 ): boolean {
   if (name.length <= 63 && DNS_LABEL.test(name)) return true;
+  // vcluster's pattern mappings and its name placeholder are valid vcluster config: say so
+  // rather than calling them bad names.
+  const vclusterForm = name.includes('*')
+    ? 'a pattern mapping (with "*")'
+    : name.includes(NAME_PLACEHOLDER)
+      ? `the ${NAME_PLACEHOLDER} placeholder`
+      : undefined;
   ctx.reporter.error(
     place ?? entry.keyNode,
     entry.configPath,
-    `${entry.configPath}: the ${what} is not a valid namespace name (${dnsLabelProblem(name)}); use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`,
+    vclusterForm !== undefined
+      ? `${entry.configPath}: the ${what} uses ${vclusterForm}, which vcluster supports and endpoint-sync does not yet; write one exact mapping per namespace (e.g. team-a-dev: h-team-a-dev) with the virtual cluster's name written out`
+      : `${entry.configPath}: the ${what} is not a valid namespace name (${dnsLabelProblem(name)}); use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`,
   );
   return false;
 }
