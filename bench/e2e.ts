@@ -1,28 +1,3 @@
-/**
- * The whole pipeline against the API-server emulator, in one run (the embedded stack: virtual and
- * host emulators, local S3 with examples/endpoints.yaml, the sync function behind the local
- * Lambda invoke endpoint reached with the real `InvokeCommand`, the forwarder):
- *
- * a. initial sync: 10,000 selector-less Services + Endpoints are loaded into the virtual
- *    emulator's store before the forwarder starts; measured from `forwarder.start()` to the
- *    10,000th host copy committed in the host emulator (its store's watch, in process);
- *    target <= 1.5x the baseline d;
- * b. steady-state latency: 200 changes/s (subsets of distinct Endpoints, in the virtual store)
- *    for ~20 s; latency = host commit of the copy minus virtual commit of the change, both seen
- *    in this process on one clock; p50/p99; target p99 <= 50 ms (<= 100 ms during a resync);
- * c. forwarder RSS with 10,000 Endpoints: the production artifact (`dist/forwarder/forward.mjs`,
- *    the bundled `endpoint-sync forward`; the TypeScript sources too, for reference) as a
- *    child process against the same clusters; VmRSS/VmHWM from /proc after its initial sync of
- *    all 10,000 keys is done (it logs `initial sync done`), beside a bare `node` process;
- *    target <= 120 MB;
- * d. baseline for a: the same 10,000 host copies created straight through the client layer
- *    (`lib/kube`, 32 requests at once, what 4 invocations x 8 items can have in flight) into
- *    another host namespace.
- *
- * Run: node bench/e2e.ts   (E2E_BENCH_OBJECTS=N for a smaller run; E2E_BENCH_FORWARDER='{json}'
- * overrides forwarder options, e.g. '{"batchSize":100,"maxInFlight":2}'). See docs/e2e.md.
- */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,8 +8,10 @@ import { type ClusterStore, RESOURCES as EMULATED } from '../lib/local/apiserver
 import { startStack } from '../lib/local/stack.ts';
 import { buildForwarder, FORWARDER_BUNDLE } from '../scripts/build-forwarder.ts';
 import { figure, ratioFigure } from './support/figures.ts';
-import { deployedNodeOptions, memoryOf, runForwarderProcess } from './support/forwarder-process.ts';
+import { deployedNodeOptions, runForwarderProcess } from './support/forwarder-process.ts';
 import { percentile } from './support/percentile.ts';
+import { pool } from './support/pool.ts';
+import { idleProcessMemory } from './support/process-memory.ts';
 
 const OBJECTS = Number(process.env['E2E_BENCH_OBJECTS'] ?? 10_000);
 /**
@@ -102,25 +79,6 @@ function load(store: ClusterStore): void {
       subsets: subsets(i, 0),
     });
   }
-}
-
-/** RSS of a fresh `node` process running `source` (an ES module), once it has settled. */
-async function idleProcessMemory(source: string): Promise<{ rss: number; hwm: number }> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: 'ignore' });
-  await sleep(1_500);
-  const memory = memoryOf(child.pid!);
-  child.kill('SIGKILL');
-  return memory;
-}
-
-/** Runs `work` over `items` with `concurrency` at once. */
-async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
 }
 
 const FORWARDER = JSON.parse(process.env['E2E_BENCH_FORWARDER'] ?? '{}');
@@ -254,7 +212,7 @@ try {
   const sources = await childForwarder([BIN, 'forward']);
   const childMem = bundled.mem;
   const childSyncMs = bundled.syncMs;
-  const bareMem = await idleProcessMemory('setTimeout(() => {}, 60_000)');
+  const bareMem = await idleProcessMemory();
   const codeMem = await idleProcessMemory(
     `await import(${JSON.stringify(FORWARD_COMMAND)}); setTimeout(() => {}, 60_000)`,
   );

@@ -20,7 +20,6 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import {
   createKubeClient,
@@ -32,8 +31,10 @@ import { RESOURCES as EMULATED, startCluster } from '../lib/local/apiserver/inde
 import { startStack } from '../lib/local/stack.ts';
 import { buildForwarder, FORWARDER_BUNDLE } from '../scripts/build-forwarder.ts';
 import { figure, ratioFigure } from './support/figures.ts';
-import { deployedNodeOptions, memoryOf, runForwarderProcess } from './support/forwarder-process.ts';
+import { deployedNodeOptions, runForwarderProcess } from './support/forwarder-process.ts';
 import { lineChart } from './support/plot.ts';
+import { pool } from './support/pool.ts';
+import { idleProcessMemory } from './support/process-memory.ts';
 
 const PER_NAMESPACE = 50;
 const BASELINE_CONCURRENCY = 32;
@@ -74,27 +75,6 @@ function nodeFlags(): string[] {
     ...deployed.split(' ').filter((f) => f && !f.startsWith('--max-old-space-size')),
     '--max-old-space-size=4096',
   ];
-}
-
-/** Runs every mutation of `items` with `concurrency` at once. */
-async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
-}
-
-/** RSS of an idle `node` process, in MB (what any Node process costs). */
-async function bareNodeRss(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], {
-    stdio: 'ignore',
-  });
-  await sleep(1_000);
-  const { rss } = memoryOf(child.pid!);
-  child.kill('SIGKILL');
-  return rss;
 }
 
 /** One point, in this (child) process: prints its {@link Point} as JSON on stdout. */
@@ -199,7 +179,14 @@ async function runPoint(objects: number): Promise<void> {
     await client.close();
     await cluster.close();
   }
-  const point: Point = { objects, syncMs, baselineMs, rss, hwm, bareRss: await bareNodeRss() };
+  const point: Point = {
+    objects,
+    syncMs,
+    baselineMs,
+    rss,
+    hwm,
+    bareRss: (await idleProcessMemory()).rss,
+  };
   process.stdout.write(`${JSON.stringify(point)}\n`);
 }
 

@@ -15,8 +15,7 @@
  * Run: node bench/tenants.ts   (TENANTS_BENCH_TENANTS=N and TENANTS_BENCH_EVENTS=N for a
  * shorter run). See docs/performance.md.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { buildFunctions } from '../functions/build.ts';
@@ -25,8 +24,8 @@ import { startCluster } from '../lib/local/apiserver/index.ts';
 import { startObjectStore } from '../lib/local/objectstore.ts';
 import { generateSigningKey } from '../lib/tenancy/index.ts';
 import { figure } from './support/figures.ts';
-import { memoryOf } from './support/forwarder-process.ts';
 import { percentile } from './support/percentile.ts';
+import { idleProcessMemory, memoryOf } from './support/process-memory.ts';
 
 const TENANTS = Number(process.env['TENANTS_BENCH_TENANTS'] ?? 1000);
 const EVENTS = Number(process.env['TENANTS_BENCH_EVENTS'] ?? 10);
@@ -220,12 +219,7 @@ async function main(): Promise<void> {
       child!.once('message', (m: { heapMb: number }) => resolve(m.heapMb));
       child!.send({ heap: true });
     });
-    const idle = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], {
-      stdio: 'ignore',
-    });
-    await sleep(1_000);
-    const bare = memoryOf(idle.pid!).rss;
-    idle.kill('SIGKILL');
+    const bare = (await idleProcessMemory()).rss;
 
     const all = [...first, ...later];
     const tag = TENANTS % 1000 === 0 ? `${TENANTS}` : String(TENANTS);

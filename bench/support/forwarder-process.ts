@@ -4,21 +4,13 @@
  * reads its memory from /proc: the forwarder-memory figures of bench/e2e.ts and bench/scale.ts.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
 import { LOCAL_FUNCTION_NAME, type Stack } from '../../lib/local/stack.ts';
-
-/** VmRSS and VmHWM (peak RSS) of a process, in MB. */
-export function memoryOf(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) =>
-    Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
-  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
-}
+import { memoryOf } from './process-memory.ts';
 
 /** The NODE_OPTIONS of deploy/base/deployment.yaml, so the child runs as the forwarder is deployed. */
 export function deployedNodeOptions(deploymentYaml: string): string {
