@@ -6,9 +6,10 @@ import { type Diagnostic, formatDiagnostic, hasErrors } from '../../config/diagn
 import { unreadableFile } from '../../config/load-config-file.ts';
 import { parseConfig } from '../../config/parse-config.ts';
 import { OWNED_RESOURCES, type SyncConfig } from '../../config/types.ts';
+import { vclusterDifferences } from '../../config/vcluster-differences.ts';
 import { type Command, UsageError } from '../command.ts';
 
-const usage = `Usage: endpoint-sync validate --config FILE
+const usage = `Usage: endpoint-sync validate --config FILE [--vcluster]
 
 Checks a configuration file: YAML syntax, the owned sections (sync.toHost.endpoints, services,
 secrets, configMaps, namespaces, networking.advanced.clusterDomain), that every expression is one
@@ -17,6 +18,8 @@ warning to stderr as FILE:LINE:COLUMN: severity: message (config.path), and a su
 
 Flags:
   -c, --config FILE   the configuration file to check ("-" reads standard input)
+      --vcluster      also list every field of a vcluster configuration that endpoint-sync
+                      ignores or treats differently (as "warning: vcluster: ..." lines)
   -h, --help          show this help
 
 Exit status: 0 when the file has no error (warnings allowed), 1 otherwise.
@@ -49,7 +52,7 @@ function countSummary(diagnostics: readonly Diagnostic[]): string {
 const validate: Command = {
   summary: 'check a configuration file and print every error and warning',
   usage,
-  options: { config: { type: 'string', short: 'c' } },
+  options: { config: { type: 'string', short: 'c' }, vcluster: { type: 'boolean' } },
   async run(values, _positionals, io) {
     const file = values['config'];
     if (typeof file !== 'string' || file === '') {
@@ -71,6 +74,15 @@ const validate: Command = {
       return 1;
     }
     io.stdout.write(`${name}: valid (${patchSummary(config)}, ${countSummary(diagnostics)})\n`);
+    if (values['vcluster'] === true) {
+      const differences = vclusterDifferences(text, name, config);
+      for (const d of differences) io.stderr.write(`${formatDiagnostic(d)}\n`);
+      io.stdout.write(
+        differences.length === 0
+          ? `${name}: nothing in it is treated differently from vcluster\n`
+          : `${name}: ${plural(differences.length, 'field')} treated differently from vcluster (see docs/vcluster-compatibility.md)\n`,
+      );
+    }
     return 0;
   },
 };

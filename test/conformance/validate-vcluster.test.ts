@@ -1,0 +1,45 @@
+/**
+ * `endpoint-sync validate --vcluster` lists every field of a vcluster configuration that
+ * endpoint-sync ignores or treats differently, with its place, before anything is deployed.
+ */
+import { describe, expect, it } from 'vitest';
+import { main } from '../../lib/cli/main.ts';
+import { bufferIO } from '../cli/buffer-io.ts';
+
+const FILE = 'test/fixtures/config/vcluster-differences.yaml';
+
+describe('validate --vcluster', () => {
+  it('lists each difference at its field, and still exits 0 for a valid file', async () => {
+    const io = bufferIO();
+    expect(await main(['validate', '--config', FILE, '--vcluster'], io)).toBe(0);
+    const lines = io.err.trimEnd().split('\n');
+    expect(lines.map((l) => l.replace(/: warning: vcluster: .*\((.*)\)$/, ' $1'))).toEqual([
+      `${FILE}:3:5 sync.toHost.pods`,
+      `${FILE}:7:11 sync.toHost.endpoints.patches[0]`,
+      `${FILE}:11:11 sync.toHost.endpoints.patches[1]`,
+      `${FILE}:18:7 sync.toHost.services`,
+      `${FILE}:20:5 sync.fromHost`,
+    ]);
+    expect(lines[1]).toContain('a reference to a Secret is rewritten to its short v... host name');
+    expect(lines[2]).toContain('vcluster also runs the expression when the key is absent');
+    expect(io.out).toContain('5 fields treated differently from vcluster');
+  });
+
+  it('says when nothing differs, and prints nothing extra without the flag', async () => {
+    const quiet = bufferIO();
+    expect(await main(['validate', '--config', 'examples/minimal.yaml', '--vcluster'], quiet)).toBe(
+      0,
+    );
+    expect(quiet.out).toContain('nothing in it is treated differently from vcluster');
+    const plain = bufferIO();
+    expect(await main(['validate', '--config', FILE], plain)).toBe(0);
+    expect(plain.err).not.toContain('vcluster:');
+  });
+
+  it('never prints values of the file', async () => {
+    const io = bufferIO();
+    await main(['validate', '--config', FILE, '--vcluster'], io);
+    expect(io.err).not.toContain('example.com/tls');
+    expect(io.err).not.toContain('"a"');
+  });
+});
