@@ -6,7 +6,7 @@
  * single write on either side. Only list (virtual cluster, host namespace) and get (host copies
  * and the host objects reference patches name) reach the API servers.
  */
-import type { SyncConfig } from '../config/types.ts';
+import type { SyncConfig } from '../config/index.ts';
 import type { EventDirection, EventItem } from '../contract/index.ts';
 import {
   buildEvent,

@@ -15,12 +15,11 @@ import {
   KubeApiError,
   type KubeClient,
   KubeConfigError,
+  type KubeObject,
   kubeConfigFromFile,
 } from '../../kube/index.ts';
-import type { KubeObject } from '../../kube/object.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
-import { planSync } from '../../sync/plan.ts';
-import type { PlanInput } from '../../sync/plan-input.ts';
+import { type PlanInput, planSync } from '../../sync/index.ts';
 import { type ClusterPlan, hasChanges, planCluster } from '../cluster-plan.ts';
 import { type Command, type CommandIO, type CommandValues, UsageError } from '../command.ts';
 import {
