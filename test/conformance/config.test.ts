@@ -95,6 +95,15 @@ const cases: ConfigCase[] = [
     error: 'can only use one of: expression or reference',
   },
   {
+    // vcluster runs the text as a Goja script, so a statement sequence returns its last value;
+    // here exactly one expression is accepted (see docs/expressions.md for why).
+    name: 'a statement sequence in an expression is refused',
+    source: `${PATCHING} "JavaScript runtime"`,
+    conformance: 'deliberate',
+    yaml: endpointsPatch('- path: a', "  expression: 'x = value; x'"),
+    error: 'is not a valid expression',
+  },
+  {
     name: 'an exact namespace mapping',
     source: `${source('pkg/util/namespaces/validation.go')} validateToHostExactNamespaceMapping`,
     conformance: 'same',
