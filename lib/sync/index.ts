@@ -9,6 +9,14 @@ export {
   type SkipReason,
   translateEndpointsSpec,
 } from './endpoints.ts';
+export {
+  type Companion,
+  type CompanionObjects,
+  kindOfKind,
+  kindOfResource,
+  SYNC_KINDS,
+  type SyncKind,
+} from './kinds/index.ts';
 export { type NameScheme, nameSchemeOf, resourceByKind, resourceByPlural } from './kinds.ts';
 export { type ManagedState, managedState } from './managed.ts';
 export {

@@ -182,3 +182,54 @@ describe('endpoint-sync render fromHost', () => {
     expect(r.err).toContain('not a copy this virtual cluster manages');
   });
 });
+
+const sliceYaml = `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: db-abc
+  namespace: default
+  labels:
+    kubernetes.io/service-name: db
+addressType: IPv4
+endpoints:
+  - addresses: ["10.0.0.5"]
+    targetRef: { kind: Pod, name: db-0, uid: u1 }
+ports:
+  - { name: sql, port: 5432, protocol: TCP }
+`;
+
+describe('endpoint-sync render of an EndpointSlice', () => {
+  it('prints the host copy with the host Service name label, as if its Service were selector-less', async () => {
+    const r = await render(
+      ['--config', 'cfg.yaml', '--object', 'slice.yaml', '--name', 'vc1', '--namespace', 'team-a'],
+      { 'cfg.yaml': '', 'slice.yaml': sliceYaml },
+    );
+    expect(r.code).toBe(0);
+    const host = r.object!;
+    expect(host.metadata.name).toBe(hostName('db-abc', 'default', 'vc1'));
+    expect(host.metadata.labels?.['kubernetes.io/service-name']).toBe(
+      hostName('db', 'default', 'vc1'),
+    );
+    const endpoints = host['endpoints'] as { targetRef: Record<string, string> }[];
+    expect(endpoints[0]?.targetRef).toEqual({
+      kind: 'Pod',
+      name: hostName('db-0', 'default', 'vc1'),
+      namespace: 'team-a',
+    });
+  });
+
+  it('says why a slice of a selector Service would not be synced', async () => {
+    const service =
+      'apiVersion: v1\nkind: Service\nmetadata: { name: db, namespace: default }\nspec: { selector: { app: db } }\n';
+    const r = await render(
+      ['--config', 'cfg.yaml', '--object', 'slice.yaml', '--service', 'svc.yaml'],
+      {
+        'cfg.yaml': '',
+        'slice.yaml': sliceYaml,
+        'svc.yaml': service,
+      },
+    );
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain('has a selector');
+  });
+});

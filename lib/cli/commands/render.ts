@@ -4,14 +4,15 @@
  * virtual object after the reverse way. Reads files only; touches no cluster.
  */
 import { stringify } from 'yaml';
+import { OWNED_KINDS } from '../../config/index.ts';
 import type { SyncConfig } from '../../config/types.ts';
-import type { KubeObject } from '../../kube/object.ts';
+import { apiVersionOf, type KubeObject } from '../../model/index.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
 import type { Direction, PatchReport } from '../../patches/types.ts';
 import { syncContext } from '../../sync/context.ts';
 import { copyFromHost } from '../../sync/copy.ts';
+import { kindOfResource, resourceByKind, resourceByPlural } from '../../sync/index.ts';
 import { applyMergePatch } from '../../sync/json.ts';
-import { resourceByKind } from '../../sync/kinds.ts';
 import { managedState } from '../../sync/managed.ts';
 import { planSync } from '../../sync/plan.ts';
 import { sectionOf } from '../../sync/plan-input.ts';
@@ -47,8 +48,8 @@ Flags:
   -c, --config FILE          the configuration file
   -o, --object FILE          the object to render (YAML or JSON; "-" reads standard input)
   -d, --direction DIR        toHost (default) or fromHost
-      --service FILE         the virtual Service of an Endpoints object; without it the Endpoints
-                             is rendered as if its Service were selector-less (synced)
+      --service FILE         the virtual Service of an Endpoints or EndpointSlice object; without
+                             it the object is rendered as if its Service were selector-less
       --virtual-object FILE  fromHost only: the current virtual object
       --explain              print the patch report (applied, skipped, failed) to stderr
 ${IDENTITY_USAGE}
@@ -109,7 +110,7 @@ function resourceOf(object: KubeObject, config: SyncConfig): string {
   const section = resource ? sectionOf(resource.plural) : undefined;
   if (!resource || !section) {
     throw new UsageError(
-      `kind ${kind} has no sync.toHost section endpoint-sync handles (it handles Endpoints, Service, Secret, ConfigMap)`,
+      `kind ${kind} has no sync.toHost section endpoint-sync handles (it handles ${OWNED_KINDS.join(', ')})`,
     );
   }
   if (!config.resources[section].enabled) {
@@ -118,14 +119,31 @@ function resourceOf(object: KubeObject, config: SyncConfig): string {
   return resource.plural;
 }
 
-/** A selector-less Service, so an Endpoints without `--service` renders as synced. */
-function assumedService(endpoints: KubeObject): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: endpoints.metadata.name, namespace: endpoints.metadata.namespace },
-    spec: { ports: [] },
-  };
+/**
+ * The companions the object's kind reads (its Service, for Endpoints and EndpointSlices): the
+ * one given with `--service` when it is of the companion's kind, else a bare object of that kind
+ * under the companion's key (a Service without a selector), so the object renders as synced.
+ */
+function assumedCompanions(
+  resource: string,
+  virtual: KubeObject,
+  given: KubeObject | null,
+): Record<string, KubeObject | null> {
+  const out: Record<string, KubeObject | null> = {};
+  const key = keyOf(virtual);
+  for (const companion of kindOfResource(resource)?.companions ?? []) {
+    const row = resourceByPlural(companion.resource);
+    const at = companion.keyOf(key, virtual);
+    if (!row) continue;
+    const object: KubeObject | null =
+      given?.kind === row.kind
+        ? given
+        : at === undefined
+          ? null
+          : { apiVersion: apiVersionOf(row), kind: row.kind, metadata: { ...at }, spec: {} };
+    Object.defineProperty(out, companion.resource, { value: object, enumerable: true });
+  }
+  return out;
 }
 
 function keyOf(object: KubeObject): { namespace: string; name: string } {
@@ -158,7 +176,7 @@ function renderToHost(
       resource,
       key,
       virtualObject: virtual,
-      service: resource === 'endpoints' ? (service ?? assumedService(virtual)) : null,
+      companions: assumedCompanions(resource, virtual, service),
       hostObject: null,
     },
     evaluate,
@@ -200,7 +218,7 @@ function renderFromHost(
         resource,
         key: state.virtualKey,
         virtualObject: virtual,
-        service: resource === 'endpoints' ? assumedService(virtual) : null,
+        companions: assumedCompanions(resource, virtual, null),
         hostObject: host,
       },
       evaluate,
