@@ -81,15 +81,19 @@ function itemOf(i: number, generation = 0): EventItem {
   return {
     id: `i${i}`,
     direction: 'toHost',
-    resource: 'endpoints',
-    key: { namespace: 'default', name: `svc-${i}` },
+    key: { resource: 'endpoints', namespace: 'default', name: `svc-${i}` },
     virtualObject: endpointsObject(i, generation),
-    service: {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: `svc-${i}`, namespace: 'default' },
-      spec: { ports: [{ port: 5432 }] },
-    },
+    companions: [
+      {
+        key: { resource: 'services', namespace: 'default', name: `svc-${i}` },
+        object: {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: `svc-${i}`, namespace: 'default' },
+          spec: { ports: [{ port: 5432 }] },
+        },
+      },
+    ],
   };
 }
 

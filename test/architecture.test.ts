@@ -7,13 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  type ImportEdge,
-  LAYER_RANK,
-  layerOf,
-  layerViolations,
-  staleGrandfathered,
-} from './architecture/layers.ts';
+import { type ImportEdge, LAYER_RANK, layerOf, layerViolations } from './architecture/layers.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -56,10 +50,6 @@ describe('layering', () => {
 
   it('holds for the whole code base', () => {
     expect(layerViolations(edges)).toEqual([]);
-  });
-
-  it('lists no grandfathered deep import that is gone (trim test/architecture/deep-imports.txt)', () => {
-    expect(staleGrandfathered(edges)).toEqual([]);
   });
 
   it('catches each kind of violation', () => {

@@ -5,11 +5,17 @@
 export { ContractError, type ContractName, describeIssues } from './errors.ts';
 export {
   EVENT_VERSION,
+  EVENT_VERSIONS,
+  type EventCompanion,
   type EventDirection,
   type EventItem,
+  type EventItemV1,
   type EventVirtualCluster,
   MAX_EVENT_ITEMS,
   type SyncEvent,
+  type SyncEventV1,
+  type SyncEventV2,
+  upgradeItem,
 } from './event.ts';
 export {
   compileSchema,
@@ -28,7 +34,7 @@ export {
   type SyncResult,
   summarizeHostWrite,
 } from './result.ts';
-export { eventValidator, resultValidator } from './schemas.ts';
+export { eventV1Validator, eventValidator, resultValidator } from './schemas.ts';
 export {
   identityOf,
   matchResults,

@@ -2,7 +2,7 @@
  * The result contract, version 1: what the functions return to the forwarder. The JSON Schema
  * `schema/result.schema.json` is the authority; these types mirror it for the TypeScript side.
  */
-import type { HostWrite, ObjectKey, VirtualWrite } from '../sync/types.ts';
+import type { HostWrite, ObjectKey, ResultReasonCode, VirtualWrite } from '../model/index.ts';
 
 /** The result version this code produces and understands. */
 export const RESULT_VERSION = 1;
@@ -35,7 +35,10 @@ export interface ItemResult {
   status: ItemStatus;
   /** Why, in one line a user understands. */
   reason: string;
-  /** Machine-readable reason, e.g. `created`, `service-has-selector`, `patch-failed`. */
+  /**
+   * Machine-readable reason, e.g. `created`, `service-has-selector`, `patch-failed`: a
+   * `ResultReasonCode` (the result schema's enum, checked at the boundary).
+   */
   reasonCode: string;
   /** For `failed`: whether a later retry can help. */
   retryable?: boolean;
@@ -83,7 +86,7 @@ export function summarizeHostWrite(write: HostWrite, resourceVersion?: string): 
 export function failedItemResult(
   item: { id: string; key: ObjectKey },
   reason: string,
-  reasonCode: string,
+  reasonCode: ResultReasonCode,
   retryable: boolean,
 ): ItemResult {
   return {

@@ -6,11 +6,18 @@
 import { DEFAULT_MARKER_DOMAIN } from '../naming/marker-domain.ts';
 import type { ObjectKey, VirtualClusterIdentity } from '../sync/types.ts';
 import { ContractError, describeIssues } from './errors.ts';
-import { EVENT_VERSION, type EventItem, type SyncEvent } from './event.ts';
+import {
+  EVENT_VERSION,
+  EVENT_VERSIONS,
+  type EventItem,
+  type EventItemV1,
+  type SyncEventV2,
+  upgradeItem,
+} from './event.ts';
 import { formatPath, type SchemaIssue } from './json-schema.ts';
 import type { ItemResult, SyncResult } from './result.ts';
 import { RESULT_VERSION } from './result.ts';
-import { eventValidator, resultValidator } from './schemas.ts';
+import { eventV1Validator, eventValidator, resultValidator } from './schemas.ts';
 
 /** An event item that failed validation, with what is needed to report a result for it. */
 export interface RejectedItem {
@@ -29,8 +36,10 @@ export interface RejectedItem {
 export type ParsedEvent =
   | {
       ok: true;
-      /** The event with only its valid items, in their original order. */
-      event: SyncEvent;
+      /** The event with only its valid items, in their original order, in version-2 form. */
+      event: SyncEventV2;
+      /** The version the event arrived in (version 1 items were upgraded). */
+      version: number;
       /** Index in the original `items` -> why that item was rejected. */
       itemErrors: Map<number, string>;
       /** The same rejections with id and key, to build `failed` results from. */
@@ -54,12 +63,13 @@ export function parseEvent(input: unknown): ParsedEvent {
       error: new ContractError(
         'event',
         [{ path: '', message: `must be a JSON object (got ${got})` }],
-        'invoke the function with an endpoint-sync event v1 (see docs/contracts.md)',
+        'invoke the function with an endpoint-sync event (version 2, or 1; see docs/contracts.md)',
       ),
     };
   }
   const raw = input as Record<string, unknown>;
-  if (raw['version'] !== EVENT_VERSION) {
+  const version = raw['version'];
+  if (typeof version !== 'number' || !EVENT_VERSIONS.includes(version)) {
     return {
       ok: false,
       error: new ContractError(
@@ -67,7 +77,7 @@ export function parseEvent(input: unknown): ParsedEvent {
         [
           {
             path: 'version',
-            message: `unsupported event version ${JSON.stringify(raw['version'])}; this function understands version ${EVENT_VERSION}`,
+            message: `unsupported event version ${JSON.stringify(version)}; this function understands versions ${EVENT_VERSIONS.join(' and ')}`,
           },
         ],
         'deploy matching versions of the forwarder and the functions',
@@ -77,7 +87,8 @@ export function parseEvent(input: unknown): ParsedEvent {
 
   const envelope: SchemaIssue[] = [];
   const byItem = new Map<number, SchemaIssue[]>();
-  for (const issue of eventValidator.validate(input)) {
+  const validator = version === EVENT_VERSION ? eventValidator : eventV1Validator;
+  for (const issue of validator.validate(input)) {
     const index = itemIndexOf(issue.path);
     if (index === undefined) envelope.push(issue);
     else byItem.set(index, [...(byItem.get(index) ?? []), issue]);
@@ -93,7 +104,9 @@ export function parseEvent(input: unknown): ParsedEvent {
   list.forEach((item, index) => {
     const issues = byItem.get(index);
     if (!issues) {
-      valid.push(item as EventItem);
+      valid.push(
+        version === EVENT_VERSION ? (item as EventItem) : upgradeItem(item as EventItemV1),
+      );
       return;
     }
     const message = describeIssues(issues);
@@ -102,7 +115,8 @@ export function parseEvent(input: unknown): ParsedEvent {
   });
   return {
     ok: true,
-    event: { ...(input as SyncEvent), items: valid },
+    event: { ...(input as Omit<SyncEventV2, 'items'>), version: EVENT_VERSION, items: valid },
+    version,
     itemErrors,
     rejectedItems,
   };
@@ -153,7 +167,10 @@ export interface ResultMatch {
 }
 
 /** Pairs every event item with its result by id, listing whatever does not pair up. */
-export function matchResults(event: SyncEvent, result: SyncResult): ResultMatch {
+export function matchResults(
+  event: { items: readonly { id: string }[] },
+  result: SyncResult,
+): ResultMatch {
   const expected = new Set(event.items.map((item) => item.id));
   const byId = new Map<string, ItemResult>();
   const unexpected: string[] = [];
@@ -169,7 +186,7 @@ export function matchResults(event: SyncEvent, result: SyncResult): ResultMatch 
 
 /** The identity the sync layer works with, from an event (marker domain defaulted). */
 export function identityOf(
-  event: SyncEvent,
+  event: Pick<SyncEventV2, 'virtualCluster'>,
   defaultMarkerDomain: string = DEFAULT_MARKER_DOMAIN,
 ): VirtualClusterIdentity {
   return {

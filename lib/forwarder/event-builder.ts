@@ -2,7 +2,7 @@
  * Building the event for a batch from the informer caches at send time, so the event carries
  * the latest state of each key (level-based), not the state at the time of the trigger.
  */
-import type { EventItem, SyncEvent } from '../contract/event.ts';
+import type { EventItem, SyncEventV2 } from '../contract/event.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { VirtualClusterIdentity } from '../sync/types.ts';
 import type { QueueItem } from './queue.ts';
@@ -31,23 +31,28 @@ export function buildEvent(
   sources: EventSources,
   identity: VirtualClusterIdentity,
   options: { idPrefix: string },
-): SyncEvent {
+): SyncEventV2 {
   const eventItems: EventItem[] = items.map((item, index) => {
     const references = sources.references(item.key);
+    const key = { resource: ITEM_RESOURCE, ...parseKeyString(item.key) };
     const out: EventItem = {
       id: `${options.idPrefix}-${index}`,
       direction: item.trigger.direction,
-      resource: ITEM_RESOURCE,
-      key: parseKeyString(item.key),
+      key,
       virtualObject: sources.endpoints(item.key) ?? null,
-      service: sources.service(item.key) ?? null,
+      companions: [
+        {
+          key: { resource: 'services', namespace: key.namespace, name: key.name },
+          object: sources.service(item.key) ?? null,
+        },
+      ],
       enqueuedAt: item.trigger.enqueuedAt,
     };
     if (references.length > 0) out.references = references;
     return out;
   });
-  const event: SyncEvent = {
-    version: 1,
+  const event: SyncEventV2 = {
+    version: 2,
     virtualCluster: {
       name: identity.name,
       namespace: identity.hostNamespace,

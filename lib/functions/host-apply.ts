@@ -125,12 +125,12 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
       retryable: false,
     });
   }
-  const row = resourceByPlural(item.resource);
+  const row = resourceByPlural(item.key.resource);
   if (!row) {
     return finish({
       status: 'failed',
       reasonCode: 'invalid-item',
-      reason: `resource "${item.resource}" is not one endpoint-sync syncs`,
+      reason: `resource "${item.key.resource}" is not one endpoint-sync syncs`,
       retryable: false,
     });
   }
@@ -213,12 +213,12 @@ export async function planItem(item: EventItem, env: ItemSyncEnv): Promise<Plan>
     virtualWrites: [],
     reports: [],
   });
-  const row = resourceByPlural(item.resource);
+  const row = resourceByPlural(item.key.resource);
   if (!planner || !row) {
     return failed({
       reasonCode: planner ? 'invalid-item' : 'internal-error',
       reason: planner
-        ? `resource "${item.resource}" is not one endpoint-sync syncs`
+        ? `resource "${item.key.resource}" is not one endpoint-sync syncs`
         : 'neither a planner nor an evaluator to plan with',
       retryable: false,
     });
@@ -234,6 +234,20 @@ export async function planItem(item: EventItem, env: ItemSyncEnv): Promise<Plan>
   } catch (err) {
     return failed(hostFailure(err, 'read', env, []));
   }
+}
+
+/** The item's companions by resource plural, as the planner reads them. */
+function companionsOf(item: EventItem): Record<string, KubeObject | null> {
+  const out: Record<string, KubeObject | null> = {};
+  for (const companion of item.companions ?? []) {
+    Object.defineProperty(out, companion.key.resource, {
+      value: companion.object,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 /** Reads the host copy and the host objects the plan's references name, then plans. */
@@ -255,9 +269,9 @@ async function readAndPlan(
       identity: env.identity,
       config: env.config,
       resource,
-      key: item.key,
+      key: { namespace: item.key.namespace, name: item.key.name },
       virtualObject: item.virtualObject,
-      service: item.service,
+      companions: companionsOf(item),
       hostObject,
       references: {
         virtual: item.references ?? [],

@@ -19,10 +19,11 @@ import {
   type ItemResult,
   parseEvent,
   RESULT_VERSION,
-  type SyncEvent,
+  type SyncEventV2,
   type SyncResult,
 } from '../contract/index.ts';
 import { type KubeClient, KubeClient as KubeClientClass } from '../kube/index.ts';
+import type { ResultReasonCode } from '../model/index.ts';
 import type { Evaluator } from '../patches/types.ts';
 import type { TenantEntry, TenantGate } from '../tenancy/index.ts';
 import {
@@ -156,7 +157,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
       telemetry.item({ direction: item.direction, result, ...extra, fields });
       return result;
     };
-    const failAll = (reason: string, reasonCode: string, retryable: boolean) =>
+    const failAll = (reason: string, reasonCode: ResultReasonCode, retryable: boolean) =>
       event.items.map((item) =>
         record(item, failedItemResult(item, reason, reasonCode, retryable)),
       );
@@ -190,7 +191,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   };
 
   const syncEvent = async (
-    event: SyncEvent,
+    event: SyncEventV2,
     entry: TenantEntry,
     context: InvocationContext,
     warnings: string[],
@@ -199,7 +200,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
       result: ItemResult,
       extra?: { replans: number; patchEvalMs: number },
     ) => ItemResult,
-    failAll: (reason: string, reasonCode: string, retryable: boolean) => ItemResult[],
+    failAll: (reason: string, reasonCode: ResultReasonCode, retryable: boolean) => ItemResult[],
   ): Promise<ItemResult[]> => {
     if (event.items.length === 0) return [];
     // A cold plan worker boots while the configuration and the host credentials are fetched.
@@ -262,8 +263,8 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
     };
     const config = snapshot.config;
     return runItems(event.items, concurrency, async (item) => {
-      if (!entry.resources.has(item.resource)) {
-        const reason = `tenant ${entry.tenant} may not sync ${item.resource}; the platform operator sets its resources in the tenant registry`;
+      if (!entry.resources.has(item.key.resource)) {
+        const reason = `tenant ${entry.tenant} may not sync ${item.key.resource}; the platform operator sets its resources in the tenant registry`;
         telemetry.refused('resource-not-allowed', { tenant: entry.tenant, reason });
         return record(item, failedItemResult(item, reason, 'resource-not-allowed', false));
       }

@@ -8,8 +8,8 @@ import type { EventItem } from '../contract/index.ts';
 export const DEFAULT_CONCURRENCY = 8;
 
 /** The identity of an item's object: resource, namespace and name. */
-export function itemKeyOf(item: Pick<EventItem, 'resource' | 'key'>): string {
-  return `${item.resource}\u0000${item.key.namespace}\u0000${item.key.name}`;
+export function itemKeyOf(item: Pick<EventItem, 'key'>): string {
+  return `${item.key.resource}\u0000${item.key.namespace}\u0000${item.key.name}`;
 }
 
 /**

@@ -44,7 +44,7 @@ export function layerOf(path: string): string | undefined {
 
 /**
  * Deep imports (past another layer's `index.ts`) that predate the rule, one `from -> to` a line.
- * The list only shrinks: a new deep import fails, and so does a listed one that is gone.
+ * A new deep import fails; `staleGrandfathered` lists the lines whose import is gone, to trim.
  */
 const GRANDFATHERED: ReadonlySet<string> = new Set(
   readFileSync(join(import.meta.dirname, 'deep-imports.txt'), 'utf8')

@@ -1,16 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  type EventItem,
+  type EventItemV1,
   failedItemResult,
   identityOf,
   MAX_EVENT_ITEMS,
   matchResults,
   parseEvent,
   parseResult,
-  type SyncEvent,
+  type SyncEventV1,
   type SyncResult,
   summarizeHostWrite,
+  upgradeItem,
 } from '../../lib/contract/index.ts';
 import eventSchema from '../../schema/event.schema.json' with { type: 'json' };
 
@@ -20,7 +21,7 @@ const kubeObject = fc.record({
   kind: fc.constantFrom('Endpoints', 'Service', 'Secret'),
   metadata: fc.record({ name, namespace: name, labels: fc.dictionary(name, fc.string()) }),
 });
-const item: fc.Arbitrary<EventItem> = fc.record(
+const item: fc.Arbitrary<EventItemV1> = fc.record(
   {
     id: fc.string({ minLength: 1, maxLength: 12 }),
     direction: fc.constantFrom('toHost' as const, 'fromHost' as const),
@@ -33,7 +34,7 @@ const item: fc.Arbitrary<EventItem> = fc.record(
   },
   { requiredKeys: ['id', 'direction', 'resource', 'key', 'virtualObject', 'service'] },
 );
-const event: fc.Arbitrary<SyncEvent> = fc.record(
+const event: fc.Arbitrary<SyncEventV1> = fc.record(
   {
     version: fc.constant(1 as const),
     virtualCluster: fc.record(
@@ -60,7 +61,7 @@ const corruptions: ((raw: Record<string, unknown>) => unknown)[] = [
   () => 42,
 ];
 
-function validItem(id: string): EventItem {
+function validItem(id: string): EventItemV1 {
   return {
     id,
     direction: 'toHost',
@@ -88,7 +89,8 @@ describe('parseEvent', () => {
         expect(parsed.ok).toBe(true);
         if (!parsed.ok) return;
         expect(parsed.itemErrors.size).toBe(0);
-        expect(parsed.event).toEqual(e);
+        expect(parsed.version).toBe(1);
+        expect(parsed.event).toEqual({ ...e, version: 2, items: e.items.map(upgradeItem) });
       }),
     );
   });
@@ -113,7 +115,9 @@ describe('parseEvent', () => {
           expect([...parsed.itemErrors.keys()].sort((a, b) => a - b)).toEqual(
             [...broken].sort((a, b) => a - b),
           );
-          expect(parsed.event.items).toEqual(e.items.filter((_, i) => !broken.has(i)));
+          expect(parsed.event.items).toEqual(
+            e.items.filter((_, i) => !broken.has(i)).map(upgradeItem),
+          );
           for (const [index, message] of parsed.itemErrors) {
             expect(message).toMatch(new RegExp(`^items\\[${index}\\]`));
           }
@@ -155,11 +159,11 @@ describe('parseEvent', () => {
   });
 
   it('rejects an unsupported version with a message that says what to do', () => {
-    const parsed = parseEvent({ ...baseEvent([validItem('a')]), version: 2 });
+    const parsed = parseEvent({ ...baseEvent([validItem('a')]), version: 3 });
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.error.message).toContain(
-      'unsupported event version 2; this function understands version 1',
+      'unsupported event version 3; this function understands versions 1 and 2',
     );
     expect(parsed.error.message).toContain('deploy matching versions');
     expect(parsed.error.retryable).toBe(false);
@@ -289,14 +293,14 @@ describe('parseResult', () => {
 
 describe('helpers', () => {
   it('matchResults pairs results with items and lists the leftovers', () => {
-    const e = baseEvent([validItem('a'), validItem('b'), validItem('c')]) as unknown as SyncEvent;
+    const e = baseEvent([validItem('a'), validItem('b'), validItem('c')]) as unknown as SyncEventV1;
     const result: SyncResult = {
       version: 1,
       results: [
-        failedItemResult(validItem('a'), 'x', 'x', false),
-        failedItemResult(validItem('a'), 'x', 'x', false),
-        failedItemResult(validItem('z'), 'x', 'x', false),
-        failedItemResult(validItem('c'), 'x', 'x', false),
+        failedItemResult(validItem('a'), 'x', 'internal-error', false),
+        failedItemResult(validItem('a'), 'x', 'internal-error', false),
+        failedItemResult(validItem('z'), 'x', 'internal-error', false),
+        failedItemResult(validItem('c'), 'x', 'internal-error', false),
       ],
     };
     const match = matchResults(e, result);
@@ -305,7 +309,7 @@ describe('helpers', () => {
   });
 
   it('identityOf defaults the marker domain', () => {
-    const e = baseEvent([validItem('a')]) as unknown as SyncEvent;
+    const e = baseEvent([validItem('a')]) as unknown as SyncEventV1;
     expect(identityOf(e)).toEqual({
       name: 'vc',
       hostNamespace: 'host-ns',

@@ -98,13 +98,18 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     vs.delete('endpoints', 'apps', 'svc-1');
     await waitFor('delete followed', () => hostCopy('apps', 'svc-1') === undefined);
     const event = invoker.events[0]!;
-    expect(event.version).toBe(1);
+    expect(event.version).toBe(2);
     expect(event.virtualCluster).toEqual({
       name: 'vc1',
       namespace: 'vc-host',
       markerDomain: 'virtualcluster.loft.sh',
     });
-    expect(event.items[0]!.resource).toBe('endpoints');
+    if (event.version !== 2) throw new Error('the forwarder sends event version 2');
+    expect(event.items[0]!.key.resource).toBe('endpoints');
+    expect(event.items[0]!.companions?.[0]?.key).toEqual({
+      ...event.items[0]!.key,
+      resource: 'services',
+    });
     expect(typeof event.items[0]!.enqueuedAt).toBe('number');
   });
 

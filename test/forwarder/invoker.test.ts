@@ -54,7 +54,7 @@ const healthy: LocalFunction = async (input) => {
       key: item.key,
       status: 'unchanged',
       reason: 'host copy is up to date',
-      reasonCode: 'unchanged',
+      reasonCode: 'in-sync',
       hostWrites: [],
       virtualWrites: [],
     })),
@@ -175,8 +175,18 @@ describe('LambdaInvoker against the local Lambda endpoint', () => {
     const invoker = await setup(async () => ({
       version: 1,
       results: [
-        failedItemResult({ id: 'a', key: { namespace: 'default', name: 'a' } }, 'x', 'x', true),
-        failedItemResult({ id: 'zzz', key: { namespace: 'default', name: 'a' } }, 'x', 'x', true),
+        failedItemResult(
+          { id: 'a', key: { namespace: 'default', name: 'a' } },
+          'x',
+          'internal-error',
+          true,
+        ),
+        failedItemResult(
+          { id: 'zzz', key: { namespace: 'default', name: 'a' } },
+          'x',
+          'internal-error',
+          true,
+        ),
       ],
     }));
     const err = await failure(invoker.invoke(event(['a', 'b'])));

@@ -5,7 +5,7 @@
  * throttle, stall or return virtual writes, so the forwarder can be tested end to end without the
  * real functions.
  */
-import type { EventItem, SyncEvent } from '../../lib/contract/event.ts';
+import { type EventItem, type SyncEvent, upgradeItem } from '../../lib/contract/event.ts';
 import type { ItemResult, SyncResult } from '../../lib/contract/result.ts';
 import type { Invoker } from '../../lib/forwarder/invoker.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
@@ -66,7 +66,8 @@ export class PlanInvoker implements Invoker {
           throw new Error(`function crashed on ${item.key.namespace}/${item.key.name}`);
         }
       }
-      return { version: 1, results: event.items.map((item) => this.#plan(event, item)) };
+      const items = event.version === 2 ? event.items : event.items.map(upgradeItem);
+      return { version: 1, results: items.map((item) => this.#plan(event, item)) };
     } finally {
       this.#active--;
     }
@@ -79,7 +80,13 @@ export class PlanInvoker implements Invoker {
 
   #plan(event: SyncEvent, item: EventItem): ItemResult {
     const key = `${item.key.namespace}/${item.key.name}`;
-    const base = { id: item.id, key: item.key, hostWrites: [], virtualWrites: [] };
+    const base = {
+      id: item.id,
+      key: { namespace: item.key.namespace, name: item.key.name },
+      hostWrites: [],
+      virtualWrites: [],
+    };
+    const service = item.companions?.find((c) => c.key.resource === 'services')?.object ?? null;
     const override = this.overrides.get(key);
     if (override?.kind === 'fail') {
       return {
@@ -96,7 +103,7 @@ export class PlanInvoker implements Invoker {
     const store = this.#host.store;
     const existing = store.peek('endpoints', vc.namespace, name);
     const virtualWrites = override?.kind === 'virtualWrites' ? override.writes(item) : [];
-    if (!item.virtualObject || !item.service) {
+    if (!item.virtualObject || !service) {
       if (existing) {
         store.delete('endpoints', vc.namespace, name);
         return {

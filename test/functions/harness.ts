@@ -4,7 +4,7 @@
  * `InvokeCommand`.
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import type { EventItem, SyncEvent, SyncResult } from '../../lib/contract/index.ts';
+import type { EventItemV1, SyncEventV1, SyncResult } from '../../lib/contract/index.ts';
 import { parseResult } from '../../lib/contract/index.ts';
 import {
   createSyncHandler,
@@ -180,8 +180,8 @@ export function item(
   id: string,
   name: string,
   virtualObject: KubeObject | null,
-  extra: Partial<EventItem> = {},
-): EventItem {
+  extra: Partial<EventItemV1> = {},
+): EventItemV1 {
   return {
     id,
     direction: 'toHost',
@@ -196,8 +196,11 @@ export function item(
   };
 }
 
-/** An event v1 for the test virtual cluster. */
-export function event(items: EventItem[], extra: Partial<SyncEvent> = {}): SyncEvent {
+/**
+ * An event v1 for the test virtual cluster: the function tests run on the version forwarders of
+ * earlier releases send, which the function upgrades on arrival (version 2 has its own tests).
+ */
+export function event(items: EventItemV1[], extra: Partial<SyncEventV1> = {}): SyncEventV1 {
   return { version: 1, virtualCluster: { name: VC, namespace: HOST_NS }, items, ...extra };
 }
 

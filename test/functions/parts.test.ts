@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventItem } from '../../lib/contract/index.ts';
+import { type EventItem, upgradeItem } from '../../lib/contract/index.ts';
 import {
   createHostClientProvider,
   createSyncHandler,
@@ -45,7 +45,7 @@ async function configFile(text = BASIC_CONFIG): Promise<string> {
 
 describe('runItems', () => {
   const items = (keys: string[]): EventItem[] =>
-    keys.map((name, i) => item(String(i), name, endpoints(name)));
+    keys.map((name, i) => upgradeItem(item(String(i), name, endpoints(name))));
 
   it('never has more keys in flight than the limit, and keeps each key in order', async () => {
     const keys = ['a', 'b', 'a', 'c', 'd', 'b', 'e', 'a', 'f', 'g'];

@@ -150,11 +150,11 @@ describe('sync function', () => {
 
   it('rejects a malformed event whole as a function error naming the problem', async () => {
     stack = await startStack();
-    const raw = await stack.invokeRaw({ version: 2, items: [] });
+    const raw = await stack.invokeRaw({ version: 3, items: [] });
     expect(raw.functionError).toBe('Unhandled');
     expect(raw.payload).toMatchObject({ errorType: 'ContractError' });
     expect((raw.payload as { errorMessage: string }).errorMessage).toContain(
-      'unsupported event version 2',
+      'unsupported event version 3',
     );
   });
 

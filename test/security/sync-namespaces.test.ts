@@ -187,10 +187,14 @@ describe('finding 9: the function does not read a refused namespace', () => {
       {
         id: '1',
         direction: 'toHost',
-        resource: 'endpoints',
-        key: { namespace, name: 'db' },
+        key: { resource: 'endpoints', namespace, name: 'db' },
         virtualObject: endpoints('db', namespace),
-        service: manualService('db', namespace),
+        companions: [
+          {
+            key: { resource: 'services', namespace, name: 'db' },
+            object: manualService('db', namespace),
+          },
+        ],
       },
       { client, evaluator, identity: who(vcName), config: multi() },
     );
