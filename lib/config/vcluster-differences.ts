@@ -5,8 +5,7 @@
  * docs/vcluster-compatibility.md explains each one.
  */
 import { isMap, LineCounter, type Node, parseDocument } from 'yaml';
-import { endsInBracketedKey } from '../patches/path/index.ts';
-import { parsePath } from '../patches/path.ts';
+import { endsInBracketedKey, parsePath } from '../patches/path.ts';
 import type { Diagnostic } from './diagnostic.ts';
 import type { Patch, SyncConfig } from './types.ts';
 
