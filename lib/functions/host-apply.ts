@@ -18,7 +18,7 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from '../kube/index.ts';
-import type { KubeObject } from '../kube/object.ts';
+import { type KubeObject, refId } from '../model/index.ts';
 import type { Evaluator, ObjectRef } from '../patches/types.ts';
 import {
   hostKeyOf,
@@ -312,10 +312,6 @@ function namedHostRefs(plan: Plan): ObjectRef[] {
     for (const r of report.references) out.set(refId(r.host), r.host);
   for (const r of plan.references ?? []) out.set(refId(r.host), r.host);
   return [...out.values()];
-}
-
-function refId(ref: ObjectRef): string {
-  return `${ref.kind}\u0000${ref.namespace}\u0000${ref.name}`;
 }
 
 async function getOrNull(

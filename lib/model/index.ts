@@ -3,11 +3,22 @@
  * marker keys, writes, reason codes). It imports nothing of the project. Re-exports only.
  */
 export {
+  applyMergePatch,
+  cloneJson,
+  getOwn,
+  isPlainObject,
+  jsonEqual,
+  mergePatchBetween,
+  setOwn,
+  stableStringify,
+} from './json.ts';
+export {
   type ObjectKey,
   objectKeyString,
   parseObjectKey,
   parseResourceKey,
   type ResourceKey,
+  refId,
   resourceKeyString,
 } from './keys.ts';
 export {

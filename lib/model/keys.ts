@@ -45,3 +45,11 @@ export function parseObjectKey(text: string): ObjectKey {
   if (slash < 0) return { namespace: '', name: text };
   return { namespace: text.slice(0, slash), name: text.slice(slash + 1) };
 }
+
+/**
+ * One string per (kind, namespace, name): the identity of an object a reference names, for sets
+ * and maps. The separator cannot occur in any of the three.
+ */
+export function refId(ref: { kind: string; namespace: string; name: string }): string {
+  return `${ref.kind}\u0000${ref.namespace}\u0000${ref.name}`;
+}

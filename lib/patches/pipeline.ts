@@ -2,7 +2,13 @@
  * The patch pipeline (SEMANTICS 4-6): applies a resource's patch list to one object in one
  * direction and reports what every patch did at every match.
  */
-import type { JsonValue, KubeObject, Patch, ReferenceSpec } from '../model/index.ts';
+import {
+  isPlainObject,
+  type JsonValue,
+  type KubeObject,
+  type Patch,
+  type ReferenceSpec,
+} from '../model/index.ts';
 import {
   deleteAt,
   endsInBracketedKey,
@@ -516,10 +522,6 @@ function copyTree(value: unknown, seen: Set<object>): unknown {
     out[key] = v;
   }
   return out;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function describe(value: unknown): string {

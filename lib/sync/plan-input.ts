@@ -5,7 +5,7 @@
  */
 import type { OwnedResource, SyncConfig } from '../config/types.ts';
 import { OWNED_RESOURCES } from '../config/types.ts';
-import type { KubeObject } from '../kube/object.ts';
+import { isPlainObject, type KubeObject } from '../model/index.ts';
 import type { Evaluator } from '../patches/types.ts';
 import { MIN_MARKER_KEY_LENGTH } from './import-signature.ts';
 import type { ObjectKey, ResourcePlural, VirtualClusterIdentity } from './types.ts';
@@ -67,9 +67,7 @@ export class InvalidPlanInputError extends Error {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isRecord = isPlainObject;
 
 function isMarkerKey(value: unknown): value is string {
   return typeof value === 'string' && value.length >= MIN_MARKER_KEY_LENGTH;

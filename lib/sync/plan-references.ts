@@ -4,7 +4,7 @@
  * name (fromHost).
  */
 import { resourceForKind } from '../config/resource-kind.ts';
-import type { KubeObject } from '../kube/object.ts';
+import { type KubeObject, refId } from '../model/index.ts';
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { copyToHost } from './copy.ts';
@@ -36,10 +36,6 @@ function importClaim(vref: ObjectRef, host: ObjectKey, ctx: SyncContext): Import
     virtual: { namespace: vref.namespace, name: vref.name },
     host: { namespace: host.namespace, name: host.name },
   };
-}
-
-function refId(ref: ObjectRef): string {
-  return `${ref.kind}\u0000${ref.namespace}\u0000${ref.name}`;
 }
 
 function describeRef(ref: ObjectRef): string {

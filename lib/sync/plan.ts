@@ -3,8 +3,8 @@
  * host and the virtual cluster should be told to write. Pure and synchronous; it never throws
  * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
  */
-import { type KubeObject, RESOURCES } from '../model/index.ts';
-import type { ObjectRef, PatchReport } from '../patches/types.ts';
+import { type KubeObject, RESOURCES, refId } from '../model/index.ts';
+import type { PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
 import {
   type CopyEnv,
@@ -44,10 +44,6 @@ import { type ReferenceLookups, syncReferences } from './references.ts';
 import { hostChanges } from './three-way.ts';
 import { appliedMetadataOf, controlledByOf, lastAppliedOf } from './translate.ts';
 import type { HostWrite, ObjectKey, Plan, PlanReference } from './types.ts';
-
-function refId(ref: ObjectRef): string {
-  return `${ref.kind}\u0000${ref.namespace}\u0000${ref.name}`;
-}
 
 export type { PlanEnv, PlanInput } from './plan-input.ts';
 
