@@ -670,7 +670,6 @@ describe('content types', () => {
     ['POST', `${ns}/configmaps`, 'application/json-patch+json'],
     ['PUT', `${ns}/configmaps/ct`, 'application/xml'],
     ['PATCH', `${ns}/configmaps/target`, 'application/json'],
-    ['PATCH', `${ns}/configmaps/target`, 'application/apply-patch+yaml'],
     ['PATCH', `${ns}/configmaps/target`, 'application/yaml'],
     ['PATCH', `${ns}/configmaps/target`, 'text/plain'],
   ])('%s %s as %s: 415, nothing written', async (method, path, type) => {

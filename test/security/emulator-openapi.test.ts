@@ -45,14 +45,14 @@ describe('openapi paths', () => {
       headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' },
     });
     expect(res.status).toBe(406);
-    expect((await res.json()).reason).toBe('NotAcceptable');
+    expect(((await res.json()) as { reason: string }).reason).toBe('NotAcceptable');
   });
 
   it('an Accept header of 8 KiB of media types is answered normally', async () => {
     const accept = Array.from({ length: 400 }, (_, i) => `application/x-${i}`).join(',');
     const res = await fetch(`${c.url}/openapi/v3`, { headers: { accept: `${accept},*/*` } });
     expect(res.status).toBe(200);
-    expect(Object.keys((await res.json()).paths)).toContain('api/v1');
+    expect(Object.keys(((await res.json()) as { paths: object }).paths)).toContain('api/v1');
   });
 
   it('50 concurrent document requests are served and the server keeps serving', async () => {

@@ -40,6 +40,11 @@ function doc(value: unknown): Doc {
   return { body, hash: createHash('sha512').update(body).digest('hex').toUpperCase() };
 }
 
+/** The vendored OpenAPI definitions, by name (`io.k8s.api.core.v1.Service`). */
+export function swaggerDefinitions(): Record<string, Json> {
+  return swagger().definitions as Record<string, Json>;
+}
+
 /** The v2 document (JSON). */
 export function openapiV2(): Doc {
   v2Doc ??= doc(swagger());

@@ -33,6 +33,13 @@ export interface WriteOptions {
   subresource?: string;
   /** Warnings for the `Warning` response header are pushed here. */
   warnings?: string[];
+  /**
+   * The field manager of the write (HTTP writes always have one): its fields are recorded in
+   * `metadata.managedFields`. In-process writes without one leave managedFields as given.
+   */
+  fieldManager?: string;
+  /** The object comes from a server-side apply, managedFields already computed. */
+  applied?: boolean;
 }
 
 /** Preconditions of a delete (`DeleteOptions.preconditions`). */

@@ -39,6 +39,7 @@ import { nameSuffix, randomUid } from './random.ts';
 import { decodeContinue, encodeContinue, parseRv } from './resource-version.ts';
 import { apiVersionOf, RESOURCES, type ResourceType, resourceType } from './resources.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
+import { applyConfiguration, recordUpdate } from './server-side-apply.ts';
 import { ServiceIPs } from './service-ips.ts';
 import type {
   DeleteOptions,
@@ -380,6 +381,8 @@ export class ClusterStore {
       this.#serviceIPs.allocate(obj.spec as Obj, ipErrs);
       if (ipErrs.length > 0) throw invalid(gk(r), name, ipErrs);
     }
+    if (opts.fieldManager && !opts.applied)
+      meta.managedFields = recordUpdate(r, undefined, obj, opts.fieldManager, undefined);
     this.#stamp(r, obj, !!opts.dryRun);
     if (opts.dryRun) return obj;
     this.#rv++;
@@ -509,6 +512,9 @@ export class ClusterStore {
       delete newMeta.generation;
     }
     newMeta.resourceVersion = oldMeta.resourceVersion;
+    if (opts.fieldManager && !opts.applied) {
+      newMeta.managedFields = recordUpdate(r, existing, obj, opts.fieldManager, opts.subresource);
+    }
     obj.metadata = orderMeta(newMeta);
     if (sameContent(existing, obj)) return existing;
     const finalizers = (obj.metadata as Meta).finalizers;
@@ -583,6 +589,41 @@ export class ClusterStore {
     }
     this.#setNamespace(r, obj, namespace);
     return this.#updateExisting(r, key, existing, obj, opts);
+  }
+
+  /**
+   * Server-side apply of configuration `body` by `opts.fieldManager` (see server-side-apply.ts);
+   * creates the object when it does not exist.
+   */
+  applyObject(
+    r: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    force: boolean,
+    opts: WriteOptions,
+  ): { object: Obj; created: boolean } {
+    if (isObj(body) && (!body.apiVersion || !body.kind)) {
+      throw badRequest(
+        `${!body.apiVersion ? 'apiVersion' : 'kind'} must be set in the applied configuration`,
+      );
+    }
+    const applied = decodeBody(r, body, opts);
+    const appliedName = String(metaOf(applied).name ?? '');
+    if (appliedName !== name) {
+      throw badRequest(
+        `the name of the object (${appliedName}) does not match the name on the URL (${name})`,
+      );
+    }
+    this.#setNamespace(r, applied, namespace);
+    const key = this.#key(r, namespace, name);
+    const existing = this.#table(r).get(key);
+    const merged = applyConfiguration(r, existing, applied, opts.fieldManager ?? '', force);
+    const writeOpts = { ...opts, applied: true };
+    if (!existing) {
+      return { object: this.#createDecoded(r, namespace, merged, writeOpts, false), created: true };
+    }
+    return { object: this.#updateExisting(r, key, existing, merged, writeOpts), created: false };
   }
 
   #remove(r: ResourceType, key: string, last: Obj, prev: Obj): void {
