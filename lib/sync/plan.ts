@@ -3,7 +3,7 @@
  * host and the virtual cluster should be told to write. Pure and synchronous; it never throws
  * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
  */
-import { type KubeObject, RESOURCES, refId } from '../model/index.ts';
+import { type KubeObject, RESOURCES, type ReasonCode, refId } from '../model/index.ts';
 import type { PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
 import {
@@ -100,7 +100,7 @@ function withReferences(draft: PlanDraft): { references?: PlanReference[] } {
 
 function failed(
   key: ObjectKey,
-  reasonCode: string,
+  reasonCode: ReasonCode,
   reason: string,
   retryable: boolean,
   reports: PatchReport[],
@@ -228,7 +228,7 @@ function planValidated(
   let copy = deferredCopyToHost(virtual, kind, hostKey, host, copyEnv);
   checkReport(copy.report, draft, refs, what);
 
-  let reasonCode: string;
+  let reasonCode: ReasonCode;
   let reason: string;
   const mainWrites: HostWrite[] = [];
   if (!host) {

@@ -3,7 +3,7 @@
  * the forwarder (virtual-side writes) carry out. Plain data, so it crosses the Lambda boundary
  * unchanged and has a JSON Schema.
  */
-import type { HostWrite, ObjectKey, PlanStatus, VirtualWrite } from '../model/index.ts';
+import type { HostWrite, ObjectKey, PlanStatus, ReasonCode, VirtualWrite } from '../model/index.ts';
 import type { Direction, ObjectRef, PatchReport } from '../patches/types.ts';
 
 export type {
@@ -24,9 +24,9 @@ export interface Plan {
   reason: string;
   /**
    * Machine-readable reason, e.g. `service-has-selector`, `created`, `patch-failed`: one of
-   * `ReasonCode` of the model layer (the result schema's enum enforces it at the boundary).
+   * {@link ReasonCode} (the result schema's enum enforces it at the boundary).
    */
-  reasonCode: string;
+  reasonCode: ReasonCode;
   /** Only for `failed`: whether a later retry can help. */
   retryable?: boolean;
   hostWrites: HostWrite[];

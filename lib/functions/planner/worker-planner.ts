@@ -15,6 +15,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { SyncConfig } from '../../config/types.ts';
+import type { ReasonCode } from '../../model/index.ts';
 import type { EngineOptions } from '../../patches/expression/index.ts';
 import type { Plan, PlanInput } from '../../sync/index.ts';
 import { EvalClock } from './eval-clock.ts';
@@ -367,7 +368,7 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
 /** A failed plan for `input` that writes nothing. */
 function failedPlan(
   input: PlanInput,
-  reasonCode: string,
+  reasonCode: ReasonCode,
   reason: string,
   retryable: boolean,
 ): PlannedItem {
