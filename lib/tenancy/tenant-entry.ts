@@ -9,7 +9,7 @@ import { compileSchema, formatIssue } from '../contract/json-schema.ts';
 import { type NamespaceScope, namespaceScope } from './namespace-scope.ts';
 
 /** Resources the sync can write for a tenant. */
-export const TENANT_RESOURCES = ['endpoints', 'secrets', 'configmaps'] as const;
+export const TENANT_RESOURCES = ['endpoints', 'endpointslices', 'secrets', 'configmaps'] as const;
 
 /** Tenant ids, virtual cluster names and host namespaces: one DNS label. */
 export const TENANT_ID_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
