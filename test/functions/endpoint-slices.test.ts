@@ -1,0 +1,64 @@
+/**
+ * EndpointSlices through the real sync function: an event version 2 item for a slice, its
+ * Service as a companion, planned and written to the emulated host's discovery.k8s.io/v1 API.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../lib/model/index.ts';
+import { HOST_NS, hostName, type Stack, service, startStack, VC } from './harness.ts';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const slice: KubeObject = {
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: {
+    name: 'db-abc',
+    namespace: 'default',
+    uid: 'slice-uid',
+    labels: { 'kubernetes.io/service-name': 'db' },
+  },
+  addressType: 'IPv4',
+  endpoints: [{ addresses: ['10.0.0.9'], conditions: { ready: true } }],
+  ports: [{ name: 'sql', port: 5432, protocol: 'TCP' }],
+};
+
+function sliceEvent(companion: KubeObject | null): unknown {
+  return {
+    version: 2,
+    virtualCluster: { name: VC, namespace: HOST_NS },
+    items: [
+      {
+        id: 's',
+        direction: 'toHost',
+        key: { resource: 'endpointslices', namespace: 'default', name: 'db-abc' },
+        virtualObject: slice,
+        companions: [
+          { key: { resource: 'services', namespace: 'default', name: 'db' }, object: companion },
+        ],
+      },
+    ],
+  };
+}
+
+describe('sync function with EndpointSlices', () => {
+  it('writes the host copy of a slice whose Service is selector-less', async () => {
+    stack = await startStack();
+    const result = await stack.invoke(sliceEvent(service('db')));
+    expect(result.results[0]).toMatchObject({ status: 'applied', reasonCode: 'created' });
+    const copy = stack.cluster.store.get('endpointslices', HOST_NS, hostName('db-abc'));
+    expect(copy?.metadata.labels?.['kubernetes.io/service-name']).toBe(hostName('db'));
+    expect(copy?.['endpoints']).toEqual(slice['endpoints']);
+    const again = await stack.invoke(sliceEvent(service('db')));
+    expect(again.results[0]).toMatchObject({ status: 'unchanged', reasonCode: 'in-sync' });
+  });
+
+  it('skips a slice whose Service is not there yet, with the reason', async () => {
+    stack = await startStack();
+    const result = await stack.invoke(sliceEvent(null));
+    expect(result.results[0]).toMatchObject({ status: 'skipped', reasonCode: 'service-missing' });
+  });
+});
