@@ -122,6 +122,43 @@ function inputs(
   }));
 }
 
+/** The same addresses as an EndpointSlice of the Service (what a slice sync plans). */
+function sliceOf(endpoints: KubeObject): KubeObject {
+  const subsets = endpoints['subsets'] as {
+    addresses: Record<string, unknown>[];
+    ports?: unknown[];
+  }[];
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      ...endpoints.metadata,
+      labels: {
+        ...endpoints.metadata.labels,
+        'kubernetes.io/service-name': endpoints.metadata.name ?? '',
+      },
+    },
+    addressType: 'IPv4',
+    endpoints: subsets.flatMap((s) =>
+      s.addresses.map(({ ip, ...rest }) => ({
+        addresses: [ip],
+        conditions: { ready: true },
+        ...rest,
+      })),
+    ),
+    ports: subsets[0]?.ports ?? [],
+  };
+}
+
+function sliceInputs(all: PlanInput[], hosts?: (KubeObject | null)[]): PlanInput[] {
+  return all.map((input, i) => ({
+    ...input,
+    resource: 'endpointslices',
+    virtualObject: sliceOf(input.virtualObject as KubeObject),
+    hostObject: hosts?.[i] ?? null,
+  }));
+}
+
 function measure(label: string, all: PlanInput[], evaluator: Parameters<typeof planSync>[1]) {
   for (let i = 0; i < 500; i++) planSync(all[i % all.length]!, evaluator); // warm-up
   // CPU time, not wall time: see bench/support/cpu-time.ts.
@@ -142,7 +179,7 @@ function hostCopies(
 ): (KubeObject | null)[] {
   return all.map((input) => {
     const write = planSync(input, evaluator).hostWrites.find(
-      (w: HostWrite) => w.resource === 'endpoints',
+      (w: HostWrite) => w.resource === input.resource,
     );
     if (!write || write.verb === 'delete') return null;
     return JSON.parse(
@@ -170,12 +207,16 @@ const plainCreate = inputs(plain, objects);
 const patchedCreate = inputs(patched, objects);
 const plainSteady = inputs(plain, objects, hostCopies(plainCreate, env));
 const patchedSteady = inputs(patched, objects, hostCopies(patchedCreate, env));
+const sliceCreate = sliceInputs(plainCreate);
+const sliceSteady = sliceInputs(plainCreate, hostCopies(sliceCreate, env));
 
 const rows = [
   measure('translation only (no patches), create', plainCreate, env),
   measure('five patch shapes, create', patchedCreate, env),
   measure('translation only (no patches), in sync', plainSteady, env),
   measure('five patch shapes, in sync (3-way compare)', patchedSteady, env),
+  measure('EndpointSlices, translation only, create', sliceCreate, env),
+  measure('EndpointSlices, translation only, in sync', sliceSteady, env),
 ];
 engine.dispose();
 
@@ -193,6 +234,8 @@ for (const r of rows) {
 figure('plan.create_per_s', rows[1]!.perSecond, '1/s');
 figure('plan.in_sync_per_s', rows[3]!.perSecond, '1/s');
 figure('plan.translation_only_create_per_s', rows[0]!.perSecond, '1/s');
+figure('plan.slice_create_per_s', rows[4]!.perSecond, '1/s');
+figure('plan.slice_in_sync_per_s', rows[5]!.perSecond, '1/s');
 const withPatches = rows[1]!.perSecond;
 console.log(
   `\ntarget >= 20000 plans/s with patches (create): ${withPatches >= 20_000 ? 'met' : 'NOT met'} (${Math.round(withPatches)})`,
