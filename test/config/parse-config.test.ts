@@ -192,6 +192,15 @@ describe('owned sections: keys and types', () => {
     );
   });
 
+  it('says that an endpointSlices section has no forwarder to feed it yet, unless it is off', () => {
+    expect(lines('sync:\n  toHost:\n    endpointSlices:\n      enabled: true\n')).toEqual([
+      expect.stringMatching(
+        /^test\.yaml:3:5: warning: sync\.toHost\.endpointSlices is read by the sync function, but this version's forwarder does not watch EndpointSlices yet/,
+      ),
+    ]);
+    expect(lines('sync:\n  toHost:\n    endpointSlices:\n      enabled: false\n')).toEqual([]);
+  });
+
   it('warns on a top-level key that is not vcluster configuration (the wrong file?)', () => {
     expect(lines('apiVersion: v1\nkind: Secret\ncontrolPlane: {}\n')).toEqual([
       'test.yaml:1:1: warning: apiVersion is not a key of a vcluster configuration (vcluster would refuse the file); check that this is the right file, or remove the key (apiVersion)',
