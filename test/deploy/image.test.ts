@@ -19,10 +19,11 @@ import { buildForwarder } from '../../scripts/build-forwarder.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const dockerfile = await readFile(join(root, 'Dockerfile'), 'utf8');
-// biome-ignore lint/suspicious/noExplicitAny: the manifest is read field by field
-const deployment = parseAllDocuments(
+// The manifest is read field by field; a wrong shape fails the test where it is read.
+// biome-ignore lint/suspicious/noExplicitAny: see above
+const deployment: any = parseAllDocuments(
   await readFile(join(root, 'deploy/base/deployment.yaml'), 'utf8'),
-)[0]!.toJS() as any;
+)[0]!.toJS();
 const pod = deployment.spec.template.spec;
 const container = pod.containers[0];
 

@@ -181,7 +181,10 @@ function findByKey(list: unknown[], key: Obj): unknown {
   const names = Object.keys(key);
   const sig = JSON.stringify(names);
   let byNames = keyIndexes.get(list);
-  if (!byNames) keyIndexes.set(list, (byNames = new Map()));
+  if (!byNames) {
+    byNames = new Map();
+    keyIndexes.set(list, byNames);
+  }
   let index = byNames.get(sig);
   if (!index) {
     index = new Map();
