@@ -19,18 +19,10 @@ import {
   MAX_YAML_TOKENS,
 } from '../../lib/config/limits.ts';
 import { parseConfig } from '../../lib/config/parse-config.ts';
+import { cpuMs } from './cpu-time.ts';
 
 /** The promise of finding 6: any input is answered within this many milliseconds. */
 const BUDGET_MS = 1000;
-
-/**
- * Milliseconds of CPU this process has used. The loader is synchronous, so the CPU it takes is
- * its cost; wall time on a shared test machine also counts other processes' turns.
- */
-function cpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
 
 function load(text: string): { result: ConfigResult; ms: number } {
   const started = cpuMs();

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { call } from '../local/apiserver/http-helpers.ts';
+import { cpuMs } from './cpu-time.ts';
 
 const APPLY = 'application/apply-patch+yaml';
 const ns = '/api/v1/namespaces/default';
@@ -33,10 +34,10 @@ describe('server-side apply bodies', () => {
     }
     const body = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\n${lines.join('\n')}\n`;
     const rv = c.store.resourceVersion();
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(c.url, 'PATCH', `${ns}/configmaps/bomb?fieldManager=m`, body, APPLY);
     expect([400, 413]).toContain(r.status);
-    expect(performance.now() - t).toBeLessThan(1000);
+    expect(cpuMs() - t).toBeLessThan(1000);
     expect(c.store.resourceVersion()).toBe(rv);
     await stillServing();
   });
@@ -144,12 +145,12 @@ describe('server-side apply bodies', () => {
       metadata: { name: 'many' },
       spec: { clusterIP: 'None', ports: ports(from) },
     });
-    const t = performance.now();
+    const t = cpuMs();
     const a = await call(c.url, 'PATCH', `${ns}/services/many?fieldManager=a`, svc(1), APPLY);
     expect(a.status).toBe(201);
     const b = await call(c.url, 'PATCH', `${ns}/services/many?fieldManager=b`, svc(1), APPLY);
     expect(b.status).toBe(200);
-    expect(performance.now() - t).toBeLessThan(10_000);
+    expect(cpuMs() - t).toBeLessThan(10_000);
     await stillServing();
   });
 });

@@ -10,6 +10,7 @@ import { createConnection } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { call, rawRequest } from '../local/apiserver/http-helpers.ts';
+import { cpuMs } from './cpu-time.ts';
 
 let c: EmulatedCluster;
 const ns = '/api/v1/namespaces/default';
@@ -75,7 +76,7 @@ describe('deep nesting is refused before anything is stored', () => {
   });
 
   it('a YAML body nested 100,000 deep is a 400 within a second', async () => {
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(
       c.url,
       'POST',
@@ -84,7 +85,7 @@ describe('deep nesting is refused before anything is stored', () => {
       'application/yaml',
     );
     expect(r.status).toBe(400);
-    expect(performance.now() - t).toBeLessThan(1000);
+    expect(cpuMs() - t).toBeLessThan(1000);
     expect((await call(c.url, 'GET', `${ns}/pods/deep6`)).status).toBe(404);
   });
 
@@ -228,25 +229,25 @@ describe('huge maps are answered in bounded time', () => {
   it('20,000 valid labels: stored, read back, within two seconds', async () => {
     const labels: Record<string, string> = {};
     for (let i = 0; i < 20_000; i++) labels[`k${i}`] = `v${i}`;
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(c.url, 'POST', `${ns}/configmaps`, { metadata: { name: 'many', labels } });
     expect(r.status).toBe(201);
     const sel = await call(c.url, 'GET', `${ns}/configmaps?labelSelector=k19999%3Dv19999`);
     expect(sel.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual([
       'many',
     ]);
-    expect(performance.now() - t).toBeLessThan(2000);
+    expect(cpuMs() - t).toBeLessThan(2000);
   });
 
   it('30,000 invalid label keys: one 422, nothing stored, within two seconds', async () => {
     const labels: Record<string, string> = {};
     for (let i = 0; i < 30_000; i++) labels[`-bad${i}`] = 'v';
     const rv = c.store.resourceVersion();
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(c.url, 'POST', `${ns}/configmaps`, { metadata: { name: 'bad', labels } });
     expect(r.status).toBe(422);
     expect(c.store.resourceVersion()).toBe(rv);
-    expect(performance.now() - t).toBeLessThan(2000);
+    expect(cpuMs() - t).toBeLessThan(2000);
   });
 
   it('annotations over 256 KiB are a 422', async () => {
@@ -258,12 +259,12 @@ describe('huge maps are answered in bounded time', () => {
   });
 
   it('a 2 MB object name is refused quickly (no regex blow-up)', async () => {
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(c.url, 'POST', `${ns}/configmaps`, {
       metadata: { name: `${'a.'.repeat(1_000_000)}!` },
     });
     expect(r.status).toBe(422);
-    expect(performance.now() - t).toBeLessThan(1500);
+    expect(cpuMs() - t).toBeLessThan(1500);
   });
 });
 
@@ -278,10 +279,10 @@ describe('YAML bodies: bombs and non-JSON types', () => {
       lines.push(`${n}: &${n} [${Array(9).fill(`*${p}`).join(',')}]`);
     }
     const body = `metadata: {name: lol}\nspec:\n  containers: [{name: c, image: i}]\n  x:\n${lines.map((l) => `    ${l}`).join('\n')}\n`;
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(c.url, 'POST', `${ns}/pods`, body, yaml);
     expect(r.status).toBe(400);
-    expect(performance.now() - t).toBeLessThan(1000);
+    expect(cpuMs() - t).toBeLessThan(1000);
   });
 
   it('aliases that expand past the body limit are refused (a 600 KB body may not become 30 MB)', async () => {
@@ -593,16 +594,16 @@ describe('strategic merge directives and patch sizes', () => {
 
   it('a strategic patch with 100,000 ports merges in linear time', async () => {
     const ports = Array.from({ length: 100_000 }, (_, i) => ({ port: (i % 65535) + 1 }));
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(c.url, 'PATCH', `${ns}/services/svc`, { spec: { ports } }, STRATEGIC);
     expect([200, 422]).toContain(r.status);
-    // Quadratic merging took minutes here; linear takes well under a second on a quiet machine.
-    expect(performance.now() - t).toBeLessThan(5000);
+    // Quadratic merging took minutes here; linear takes well under a second of CPU.
+    expect(cpuMs() - t).toBeLessThan(5000);
   });
 
   it('a strategic patch with 200,000 finalizers merges in linear time', async () => {
     const finalizers = Array.from({ length: 200_000 }, (_, i) => `f${i}`);
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(
       c.url,
       'PATCH',
@@ -620,8 +621,8 @@ describe('strategic merge directives and patch sizes', () => {
     );
     expect(del.status).toBe(200);
     expect(del.body.metadata.finalizers ?? []).toEqual([]);
-    // Quadratic set merging took 100 s here; linear takes about a second on a quiet machine.
-    expect(performance.now() - t).toBeLessThan(8000);
+    // Quadratic set merging took 100 s here; linear takes about 3 s of CPU, managed fields included.
+    expect(cpuMs() - t).toBeLessThan(8000);
   });
 
   it('a JSON patch of more than 10,000 operations is a 413, as on a real server', async () => {
@@ -651,10 +652,10 @@ describe('strategic merge directives and patch sizes', () => {
       ops.push({ op: 'copy', from: '/data/grow', path: `/data/grow/g${i}` });
     const rv = c.store.resourceVersion();
     const heap = process.memoryUsage().heapUsed;
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(c.url, 'PATCH', `${ns}/configmaps/target`, ops, JSONPATCH);
     expect(r.status).toBe(422);
-    expect(performance.now() - t).toBeLessThan(2000);
+    expect(cpuMs() - t).toBeLessThan(2000);
     expect(process.memoryUsage().heapUsed - heap).toBeLessThan(200 * 1024 * 1024);
     expect(c.store.resourceVersion()).toBe(rv);
   });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { resourceType } from '../../lib/local/apiserver/resources.ts';
 import { call, openWatch, rawGet } from '../local/apiserver/http-helpers.ts';
+import { cpuMs } from './cpu-time.ts';
 
 let c: EmulatedCluster;
 const ns = '/api/v1/namespaces/default';
@@ -151,9 +152,9 @@ describe('one failing watcher costs its own watch only', () => {
 
 describe('huge and pathological selectors are answered quickly', () => {
   async function timed(path: string): Promise<{ status: number; ms: number }> {
-    const t = performance.now();
+    const t = cpuMs();
     const r = await rawGet(c.url, path, 5000);
-    return { status: r.status, ms: performance.now() - t };
+    return { status: r.status, ms: cpuMs() - t };
   }
 
   it.each([
@@ -199,7 +200,7 @@ describe('huge and pathological selectors are answered quickly', () => {
       });
     }
     const values = Array.from({ length: 1500 }, (_, i) => `v${i * 2}`).join(',');
-    const t = performance.now();
+    const t = cpuMs();
     const r = await call(
       c.url,
       'GET',
@@ -208,6 +209,6 @@ describe('huge and pathological selectors are answered quickly', () => {
     expect(r.status).toBe(200);
     expect(r.body.items).toHaveLength(250);
     expect(names(r.body)).toContain('bulk-498');
-    expect(performance.now() - t).toBeLessThan(1000);
+    expect(cpuMs() - t).toBeLessThan(1000);
   });
 });

@@ -198,6 +198,18 @@ function findByKey(list: unknown[], key: Obj): unknown {
   return index.get(JSON.stringify(names.map((n) => key[n])));
 }
 
+const setIndexes = new WeakMap<unknown[], Set<string>>();
+
+/** Whether a set-list holds the value serialised as `want`, indexed once per list (linear, not quadratic). */
+function setHas(list: unknown[], want: string): boolean {
+  let index = setIndexes.get(list);
+  if (!index) {
+    index = new Set(list.map((i) => JSON.stringify(i)));
+    setIndexes.set(list, index);
+  }
+  return index.has(want);
+}
+
 /** The value at a path of `obj`; `missing` when it is absent. */
 const missing = Symbol('missing');
 function valueAt(obj: unknown, path: string[]): unknown {
@@ -215,7 +227,7 @@ function valueAt(obj: unknown, path: string[]): unknown {
     } else if (el.startsWith('v:')) {
       const want = el.slice(2);
       if (!Array.isArray(cur)) return missing;
-      return cur.some((i) => JSON.stringify(i) === want) ? JSON.parse(want) : missing;
+      return setHas(cur, want) ? JSON.parse(want) : missing;
     }
   }
   return cur;
@@ -230,7 +242,12 @@ function removeAt(obj: Obj, path: string[]): void {
   else if ((last.startsWith('k:') || last.startsWith('v:')) && Array.isArray(parent)) {
     const target = valueAt(obj, path);
     const i = parent.indexOf(target);
-    if (i >= 0) parent.splice(i, 1);
+    if (i >= 0) {
+      parent.splice(i, 1);
+      // The list changed: its lookup indexes are stale.
+      keyIndexes.delete(parent);
+      setIndexes.delete(parent);
+    }
   }
 }
 
@@ -337,6 +354,12 @@ function without(list: ManagedFieldsEntry[], taken: Set<string>): ManagedFieldsE
   });
 }
 
+/** Stores `list` as `meta.managedFields`; an empty list is omitted, as a real server does. */
+export function setManagedFields(meta: Obj, list: ManagedFieldsEntry[]): void {
+  if (list.length > 0) meta.managedFields = list;
+  else delete meta.managedFields;
+}
+
 /** The `fieldManager` rules of PatchOptions/CreateOptions/UpdateOptions (422 when broken). */
 export function checkFieldManager(manager: string | null, apply: boolean, kind: string): void {
   const errs: FieldError[] = [];
@@ -423,7 +446,7 @@ export function applyConfiguration(
   const { managedFields: _m, ...cleanMeta } = isObj(appliedMeta) ? appliedMeta : {};
   result = merge(result, { ...appliedRest, metadata: cleanMeta }, s) as Obj;
   const meta = isObj(result.metadata) ? result.metadata : {};
-  meta.managedFields = withEntry(managed, manager, 'Apply', apiVersionOf(r), appliedSet);
+  setManagedFields(meta, withEntry(managed, manager, 'Apply', apiVersionOf(r), appliedSet));
   result.metadata = meta;
   return result;
 }

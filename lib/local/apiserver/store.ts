@@ -39,7 +39,7 @@ import { nameSuffix, randomUid } from './random.ts';
 import { decodeContinue, encodeContinue, parseRv } from './resource-version.ts';
 import { apiVersionOf, RESOURCES, type ResourceType, resourceType } from './resources.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
-import { applyConfiguration, recordUpdate } from './server-side-apply.ts';
+import { applyConfiguration, recordUpdate, setManagedFields } from './server-side-apply.ts';
 import { ServiceIPs } from './service-ips.ts';
 import type {
   DeleteOptions,
@@ -382,7 +382,7 @@ export class ClusterStore {
       if (ipErrs.length > 0) throw invalid(gk(r), name, ipErrs);
     }
     if (opts.fieldManager && !opts.applied)
-      meta.managedFields = recordUpdate(r, undefined, obj, opts.fieldManager, undefined);
+      setManagedFields(meta, recordUpdate(r, undefined, obj, opts.fieldManager, undefined));
     this.#stamp(r, obj, !!opts.dryRun);
     if (opts.dryRun) return obj;
     this.#rv++;
@@ -513,7 +513,10 @@ export class ClusterStore {
     }
     newMeta.resourceVersion = oldMeta.resourceVersion;
     if (opts.fieldManager && !opts.applied) {
-      newMeta.managedFields = recordUpdate(r, existing, obj, opts.fieldManager, opts.subresource);
+      setManagedFields(
+        newMeta,
+        recordUpdate(r, existing, obj, opts.fieldManager, opts.subresource),
+      );
     }
     obj.metadata = orderMeta(newMeta);
     if (sameContent(existing, obj)) return existing;
