@@ -169,7 +169,7 @@ handler(event).then((r) => { process.stdout.write(JSON.stringify({ ms: performan
       await writeFile(
         eventPath,
         JSON.stringify({
-          version: 1,
+          version: 2,
           virtualCluster: { name: VC, namespace: HOST_NS },
           items: [itemOf(1000 + r)],
         }),
@@ -210,7 +210,7 @@ handler(event).then((r) => { process.stdout.write(JSON.stringify({ ms: performan
       telemetry: { logLevel: 'SILENT', metrics: false },
     });
     const batch = (generation: number) => ({
-      version: 1 as const,
+      version: 2 as const,
       virtualCluster: { name: VC, namespace: HOST_NS },
       items: Array.from({ length: ITEMS }, (_, i) => itemOf(i, generation)),
     });
