@@ -10,6 +10,9 @@
  * - per-key exponential backoff with jitter ({@link WorkQueue.addRateLimited}), reset by
  *   {@link WorkQueue.forget};
  * - an optional global rate limit on items leaving the queue;
+ * - two lanes: keys whose trigger is background work (a periodic resync) wait in the backlog and
+ *   are handed out only when no live key is ready, so a resync of every object never queues in
+ *   front of a live change; a live trigger for a key in the backlog moves it to the live lane;
  * - {@link WorkQueue.shutdown} stops intake, {@link WorkQueue.drain} waits for in-flight keys.
  */
 
@@ -46,7 +49,12 @@ export interface WorkQueueOptions<T> {
   random?: () => number;
   /** Global limit on the rate of items handed out; default none. */
   rateLimiter?: QueueRateLimiter;
+  /** Whether a key with this (merged) trigger is background work; default: every key is live. */
+  isBackground?: (trigger: T) => boolean;
 }
+
+/** Which lanes {@link WorkQueue.get} may take from: `live` leaves the backlog alone. */
+export type QueueLanes = 'any' | 'live' | 'background';
 
 interface Delayed<T> {
   readyAt: number;
@@ -62,8 +70,11 @@ export class WorkQueue<T> {
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #limiter: QueueRateLimiter | undefined;
-  /** Keys ready to hand out, in FIFO order (a Set keeps insertion order and dedups). */
+  readonly #isBackground: (trigger: T) => boolean;
+  /** Live keys ready to hand out, in FIFO order (a Set keeps insertion order and dedups). */
   readonly #ready = new Set<string>();
+  /** Background keys ready to hand out once no live key is, in FIFO order. */
+  readonly #backlog = new Set<string>();
   /** Latest merged trigger of every key that needs processing (ready, or dirty while in flight). */
   readonly #dirty = new Map<string, T>();
   readonly #processing = new Set<string>();
@@ -79,6 +90,7 @@ export class WorkQueue<T> {
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#limiter = options.rateLimiter;
+    this.#isBackground = options.isBackground ?? (() => false);
   }
 
   /**
@@ -95,11 +107,21 @@ export class WorkQueue<T> {
       merged = this.#merge(delayed.trigger, merged);
     }
     const waiting = this.#dirty.get(key);
-    this.#dirty.set(key, waiting === undefined ? merged : this.#merge(waiting, merged));
+    const next = waiting === undefined ? merged : this.#merge(waiting, merged);
+    this.#dirty.set(key, next);
     if (this.#processing.has(key) || this.#ready.has(key)) return true;
-    this.#ready.add(key);
-    this.#waiters.wakeOne();
+    if (this.#backlog.has(key)) {
+      if (this.#isBackground(next)) return true;
+      this.#backlog.delete(key);
+    }
+    this.#makeReady(key, next);
     return true;
+  }
+
+  #makeReady(key: string, trigger: T): void {
+    (this.#isBackground(trigger) ? this.#backlog : this.#ready).add(key);
+    // Waiters may take from different lanes: each re-checks what it may take.
+    this.#waiters.wakeAll();
   }
 
   /**
@@ -158,30 +180,44 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Hands out the oldest ready key, waiting for one (and for a rate-limit token). Resolves to
-   * `undefined` once the queue shuts down, or rejects with the signal's reason when aborted; an
-   * aborted call takes nothing off the queue.
+   * Hands out the oldest ready key of the lanes `lanes` allows, live keys before the backlog,
+   * waiting for one (and for a rate-limit token). Resolves to `undefined` once the queue shuts
+   * down, or rejects with the signal's reason when aborted; an aborted call takes nothing off the
+   * queue.
    */
-  async get(signal?: AbortSignal): Promise<QueueItem<T> | undefined> {
+  async get(signal?: AbortSignal, lanes: QueueLanes = 'any'): Promise<QueueItem<T> | undefined> {
     for (;;) {
       if (this.#shuttingDown) return undefined;
       signal?.throwIfAborted();
-      if (this.#ready.size === 0) {
+      if (this.#pick(lanes) === undefined) {
         await this.#waiters.wait(signal);
         continue;
       }
       if (this.#limiter) {
         await this.#limiter.acquire(signal);
         // Another consumer may have taken the last key while this one waited for its token.
-        if (this.#shuttingDown || this.#ready.size === 0) continue;
+        if (this.#shuttingDown || this.#pick(lanes) === undefined) continue;
       }
-      const key = this.#ready.values().next().value as string;
-      this.#ready.delete(key);
+      const lane = this.#pick(lanes)!;
+      const key = lane.values().next().value as string;
+      lane.delete(key);
       const trigger = this.#dirty.get(key) as T;
       this.#dirty.delete(key);
       this.#processing.add(key);
       return { key, trigger, failures: this.#failures.get(key) ?? 0 };
     }
+  }
+
+  /** The lane a key with this trigger waits in. */
+  laneOf(trigger: T): 'live' | 'background' {
+    return this.#isBackground(trigger) ? 'background' : 'live';
+  }
+
+  /** The lane to take the next key from: live first, then the backlog, as `lanes` allows. */
+  #pick(lanes: QueueLanes): Set<string> | undefined {
+    if (lanes !== 'background' && this.#ready.size > 0) return this.#ready;
+    if (lanes !== 'live' && this.#backlog.size > 0) return this.#backlog;
+    return undefined;
   }
 
   /**
@@ -190,18 +226,26 @@ export class WorkQueue<T> {
    */
   done(key: string): void {
     if (!this.#processing.delete(key)) return;
-    if (this.#dirty.has(key) && !this.#shuttingDown) {
-      this.#ready.add(key);
-      this.#waiters.wakeOne();
-    }
+    if (this.#dirty.has(key) && !this.#shuttingDown)
+      this.#makeReady(key, this.#dirty.get(key) as T);
     if (this.#processing.size === 0) {
       this.#idleWaiters.wakeAll();
     }
   }
 
-  /** Keys ready to hand out. */
+  /** Keys ready to hand out, both lanes. */
   get length(): number {
+    return this.#ready.size + this.#backlog.size;
+  }
+
+  /** Live keys ready to hand out. */
+  get liveLength(): number {
     return this.#ready.size;
+  }
+
+  /** Background keys ready to hand out (the resync still to do). */
+  get backlog(): number {
+    return this.#backlog.size;
   }
 
   /** Keys handed out and not yet done. */
@@ -235,6 +279,7 @@ export class WorkQueue<T> {
     for (const entry of this.#delayed.values()) entry.cancel.abort();
     this.#delayed.clear();
     this.#ready.clear();
+    this.#backlog.clear();
     for (const key of [...this.#dirty.keys()]) {
       if (!this.#processing.has(key)) this.#dirty.delete(key);
     }

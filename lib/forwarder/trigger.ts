@@ -19,11 +19,21 @@ export interface Trigger {
    * reference among them): the item may be the echo of the function's own write (`own-writes.ts`).
    */
   hostOnly?: boolean;
+  /**
+   * Every coalesced trigger was a periodic resync: background work, handed out only when no live
+   * change waits (the queue's backlog lane). Any live trigger makes the key live again.
+   */
+  background?: boolean;
+}
+
+/** Whether a key with this trigger waits in the queue's backlog (see {@link Trigger.background}). */
+export function isBackground(trigger: Trigger): boolean {
+  return trigger.background === true;
 }
 
 /**
  * Latest direction and cause win; the earliest arrival time and any `solo` are kept; `hostOnly`
- * only while every trigger is.
+ * and `background` only while every trigger is.
  */
 export function mergeTriggers(waiting: Trigger, incoming: Trigger): Trigger {
   const merged: Trigger = {
@@ -33,5 +43,6 @@ export function mergeTriggers(waiting: Trigger, incoming: Trigger): Trigger {
   };
   if (waiting.solo || incoming.solo) merged.solo = true;
   if (waiting.hostOnly && incoming.hostOnly) merged.hostOnly = true;
+  if (waiting.background && incoming.background) merged.background = true;
   return merged;
 }

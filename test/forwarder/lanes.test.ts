@@ -1,0 +1,128 @@
+/**
+ * Live work first: the queue's backlog lane, one-lane batches, and the invocation slot kept free
+ * of resync work (docs/forwarder.md, "Live work first").
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { nextBatch } from '../../lib/forwarder/batcher.ts';
+import { WorkQueue } from '../../lib/forwarder/queue.ts';
+import { isBackground, mergeTriggers, type Trigger } from '../../lib/forwarder/trigger.ts';
+import { FakeClock, settle } from './fake-clock.ts';
+
+const live = (cause = 'endpoints'): Trigger => ({ direction: 'toHost', enqueuedAt: 0, cause });
+const resync = (): Trigger => ({ ...live('resync'), background: true });
+const lanes = () => new WorkQueue<Trigger>({ merge: mergeTriggers, isBackground });
+
+async function drain(q: WorkQueue<Trigger>): Promise<string[]> {
+  const out: string[] = [];
+  while (q.length > 0) {
+    const item = (await q.get())!;
+    out.push(item.key);
+    q.done(item.key);
+  }
+  return out;
+}
+
+describe('the work queue lanes', () => {
+  it('hands out live keys before backlog keys, whatever the order they came in', async () => {
+    const q = lanes();
+    q.add('r1', resync());
+    q.add('r2', resync());
+    q.add('l1', live());
+    q.add('l2', live());
+    expect(q.backlog).toBe(2);
+    expect(q.liveLength).toBe(2);
+    expect(await drain(q)).toEqual(['l1', 'l2', 'r1', 'r2']);
+  });
+
+  it('moves a backlog key to the live lane on a live trigger, and keeps a live key live on a resync', async () => {
+    const q = lanes();
+    q.add('a', resync());
+    q.add('b', resync());
+    q.add('c', live());
+    q.add('b', live('service'));
+    q.add('c', resync());
+    expect(q.backlog).toBe(1);
+    const first = (await q.get())!;
+    const second = (await q.get())!;
+    expect([first.key, second.key]).toEqual(['c', 'b']);
+    expect(isBackground(first.trigger)).toBe(false);
+    expect(isBackground(second.trigger)).toBe(false);
+    expect((await q.get())?.key).toBe('a');
+  });
+
+  it('a key changed while in flight comes back in the lane of its new trigger', async () => {
+    const q = lanes();
+    q.add('k', resync());
+    const item = (await q.get())!;
+    q.add('k', live());
+    q.add('other', resync());
+    q.done(item.key);
+    expect(q.liveLength).toBe(1);
+    expect((await q.get())?.key).toBe('k');
+  });
+
+  it('a live-only get leaves the backlog alone and waits for live work', async () => {
+    const q = lanes();
+    q.add('r', resync());
+    const stop = new AbortController();
+    const pending = q.get(stop.signal, 'live');
+    let got: string | undefined;
+    void pending.then((i) => {
+      got = i?.key;
+    });
+    await settle();
+    expect(got).toBeUndefined();
+    q.add('l', live());
+    await settle();
+    expect(got).toBe('l');
+    expect(q.backlog).toBe(1);
+  });
+
+  it('shutdown drops the backlog too', () => {
+    const q = lanes();
+    q.add('r', resync());
+    q.shutdown();
+    expect(q.length).toBe(0);
+    expect(q.backlog).toBe(0);
+  });
+
+  it('property: every key comes out once, and no backlog key before a live key that was waiting', async () => {
+    const op = fc.record({ key: fc.constantFrom('a', 'b', 'c', 'd', 'e'), bg: fc.boolean() });
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
+        const q = lanes();
+        const liveKeys = new Set<string>();
+        for (const { key, bg } of ops) {
+          q.add(key, bg ? resync() : live());
+          if (!bg) liveKeys.add(key);
+        }
+        const out = await drain(q);
+        expect(new Set(out).size).toBe(out.length);
+        expect(new Set(out)).toEqual(new Set(ops.map((o) => o.key)));
+        const firstBacklog = out.findIndex((k) => !liveKeys.has(k));
+        if (firstBacklog >= 0)
+          expect(out.slice(firstBacklog).some((k) => liveKeys.has(k))).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('batches hold one lane', () => {
+  it('a live batch takes no backlog keys, and a backlog batch does not wait for the window', async () => {
+    const clock = new FakeClock();
+    const q = new WorkQueue<Trigger>({ merge: mergeTriggers, isBackground, clock });
+    q.add('l1', live());
+    for (let i = 0; i < 5; i++) q.add(`r${i}`, resync());
+    let liveBatch: string[] | undefined;
+    void nextBatch(q, { batchSize: 4, batchWindowMs: 50, clock }).then((b) => {
+      liveBatch = b.map((i) => i.key);
+    });
+    await settle();
+    await clock.advance(50);
+    expect(liveBatch).toEqual(['l1']);
+    const backlog = await nextBatch(q, { batchSize: 10, batchWindowMs: 50, clock });
+    expect(backlog.map((i) => i.key)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+  });
+});
