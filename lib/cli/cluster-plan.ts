@@ -10,11 +10,9 @@ import type { SyncConfig } from '../config/index.ts';
 import type { EventDirection, EventItem } from '../contract/index.ts';
 import {
   buildEvent,
+  companionView,
   hostCopyView,
-  keyString,
-  parseKeyString,
   referenceCandidates,
-  serviceView,
   type Trigger,
   withoutManagedFields,
 } from '../forwarder/index.ts';
@@ -26,6 +24,13 @@ import {
   RESOURCES,
   type ResourceType,
 } from '../kube/index.ts';
+import {
+  keyOfObject,
+  objectKeyString,
+  parseObjectKey,
+  parseResourceKey,
+  resourceKeyString,
+} from '../model/index.ts';
 import type { Evaluator } from '../patches/types.ts';
 import type {
   HostWrite,
@@ -107,16 +112,20 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
   // The same views of each object the forwarder's caches keep, so the plan sees what a live
   // forwarder would send.
   const byKey = (items: KubeObject[], view: (o: KubeObject) => KubeObject) =>
-    new Map(items.map((item) => [keyString(keyOf(item)), view(item)]));
+    new Map(items.map((item) => [objectKeyString(keyOfObject(item)), view(item)]));
   const virtualEndpoints = byKey(endpoints.items, withoutManagedFields);
-  const virtualServices = byKey(services.items, serviceView);
+  const virtualServices = byKey(services.items, companionView);
   const virtualSecrets = byKey(secrets.items, withoutManagedFields);
   const virtualConfigMaps = byKey(configMaps.items, withoutManagedFields);
 
   // A full resync's keys: every virtual Endpoints, and the orphaned host copies (their virtual
   // object is gone, so the sync deletes them).
   const keys = new Map<string, EventDirection>();
-  for (const key of [...virtualEndpoints.keys()].sort()) keys.set(key, 'toHost');
+  const itemKey = (key: { namespace: string; name: string }) =>
+    resourceKeyString({ resource: RESOURCES.endpoints.plural, ...key });
+  for (const key of [...virtualEndpoints.keys()].sort()) {
+    keys.set(itemKey(parseObjectKey(key)), 'toHost');
+  }
   const view = hostCopyView(identity.markerDomain);
   const orphans: string[] = [];
   for (const copy of hostCopies.map(view)) {
@@ -124,7 +133,7 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
     const name = annotations[`${identity.markerDomain}/object-name`];
     const namespace = annotations[`${identity.markerDomain}/object-namespace`];
     if (!name || !namespace) continue;
-    const key = keyString({ namespace, name });
+    const key = itemKey({ namespace, name });
     if (!keys.has(key)) orphans.push(key);
   }
   for (const key of orphans.sort()) keys.set(key, 'fromHost');
@@ -137,13 +146,20 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
       failures: 0,
     })),
     {
-      endpoints: (key) => virtualEndpoints.get(key),
-      service: (key) => virtualServices.get(key),
+      get: (key) => {
+        const byResource =
+          key.resource === RESOURCES.endpoints.plural
+            ? virtualEndpoints
+            : key.resource === RESOURCES.services.plural
+              ? virtualServices
+              : undefined;
+        return byResource?.get(objectKeyString(key));
+      },
       references: (key) => {
-        const object = virtualEndpoints.get(key);
+        const object = virtualEndpoints.get(objectKeyString(parseResourceKey(key)!));
         if (!object) return [];
         return referenceCandidates(object).flatMap((ref) => {
-          const k = keyString(ref);
+          const k = objectKeyString(ref);
           return [virtualSecrets.get(k), virtualConfigMaps.get(k)].filter(
             (x): x is KubeObject => x !== undefined,
           );
@@ -194,7 +210,7 @@ function entryOf(item: EventItem, plan: Plan): ClusterPlanEntry {
     ...plan.virtualWrites.map(named('virtual')),
   ];
   return {
-    key: parseKeyString(keyString(item.key)),
+    key: { namespace: item.key.namespace, name: item.key.name },
     direction: item.direction,
     status: plan.status,
     reasonCode: plan.reasonCode,
@@ -271,8 +287,4 @@ function listedReads(
     );
   }) as KubeClient['get'];
   return reader;
-}
-
-function keyOf(object: KubeObject): { namespace: string; name: string } {
-  return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
 }

@@ -3,11 +3,12 @@
  * the forwarder's largest memory cost (10,000 Endpoints are 30,000 cached objects), so each keeps
  * only what its readers use:
  *
- * - virtual Endpoints, Secrets, ConfigMaps: the whole object but `metadata.managedFields` (events
- *   carry them to the function, whose patches may read any field);
- * - virtual Services: identity and `spec.selector`, all that `endpointsSkipReason` reads (the
- *   function gets this view in `service`);
- * - managed host Endpoints: identity, labels and the `object-name`/`object-namespace` marker
+ * - virtual items (Endpoints, EndpointSlices) and references (Secrets, ConfigMaps): the whole
+ *   object but `metadata.managedFields` (events carry them to the function, whose patches may
+ *   read any field);
+ * - virtual companions (Services): identity and `spec.selector`, all that the kinds'
+ *   skip rules read (the function gets this view among the item's `companions`);
+ * - managed host copies: identity, labels and the `object-name`/`object-namespace` marker
  *   annotations, all the forwarder reads (the function reads the host copy itself).
  */
 import type { KubeObject, ObjectMeta } from '../kube/object.ts';
@@ -39,8 +40,12 @@ export function withoutManagedFields<T extends KubeObject>(object: T): T {
   return { ...object, metadata };
 }
 
-/** A Service as the sync reads it: identity and `spec.selector` (when it has one). */
-export function serviceView(object: KubeObject): KubeObject {
+/**
+ * A companion as the kinds' rules read it: identity and `spec.selector` (when it has
+ * one). Today every companion is a Service, whose selector decides whether its Endpoints and
+ * slices are synced.
+ */
+export function companionView(object: KubeObject): KubeObject {
   const out = typeOf(object);
   out.metadata = identity(object.metadata);
   const spec = object['spec'];

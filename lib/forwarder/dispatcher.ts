@@ -5,6 +5,8 @@
  * line) to be retried at the next resync.
  *
  * - at most `maxInFlight` invocations at once; each key is in at most one (the queue's rule);
+ * - live work first: batches hold one lane of the queue, and resync (backlog) batches may take
+ *   every invocation slot but one, so a live change never waits behind a whole resync;
  * - a throttled invocation pauses all dispatching with its own backoff and requeues its items
  *   without spending their retry budget;
  * - a failed invocation requeues its items with backoff, marked `solo` so that each is retried in
@@ -16,16 +18,16 @@
  *   the key (the function will see the newer object).
  */
 import { EventEmitter } from 'node:events';
-import type { SyncEvent } from '../contract/event.ts';
 import type { ItemResult, SyncResult } from '../contract/result.ts';
 import { matchResults } from '../contract/validate.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { type Clock, systemClock } from '../kube/clock.ts';
 import type { EventRecorder } from '../kube/event-recorder.ts';
-import type { VirtualClusterIdentity } from '../sync/types.ts';
+import type { VirtualClusterIdentity } from '../model/index.ts';
+import { resourceByPlural } from '../sync/index.ts';
 import { type BackoffPolicy, backoffDelay } from './backoff.ts';
 import { nextBatch } from './batcher.ts';
-import { buildEvent, type EventSources } from './event-builder.ts';
+import { buildEvent, type EventSources, itemKeyOf } from './event-builder.ts';
 import { Gate } from './gate.ts';
 import type { Invoker } from './invoker.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
@@ -37,6 +39,7 @@ import { applyVirtualWrite } from './virtual-writer.ts';
 
 /** A key given up on until the next resync (or its next change). */
 export interface ParkedItem {
+  /** The queue key, `resource/namespace/name`. */
   key: string;
   reason: string;
   reasonCode: string;
@@ -145,6 +148,10 @@ export class Dispatcher {
   readonly #hardStop = new AbortController();
   #loop: Promise<void> | undefined;
   #inFlight = 0;
+  /** Invocations of backlog (resync) batches under way. */
+  #backlogInFlight = 0;
+  /** Aborted when a backlog invocation ends, so a wait for live work only can look again. */
+  #backlogSlotFreed = new AbortController();
   #slotWaiters: Array<() => void> = [];
   #pausedUntil = 0;
   #throttles = 0;
@@ -230,11 +237,14 @@ export class Dispatcher {
       } catch {
         break;
       }
+      // The backlog (a resync) may fill every slot but one: the last is kept for live changes.
+      const liveOnly = this.#backlogInFlight >= Math.max(1, o.maxInFlight - 1);
       const batch = await nextBatch(o.queue, {
         batchSize: o.batchSize,
         batchWindowMs: o.batchWindowMs,
         clock: this.#clock,
-        signal,
+        signal: liveOnly ? AbortSignal.any([signal, this.#backlogSlotFreed.signal]) : signal,
+        lanes: liveOnly ? 'live' : 'any',
       });
       if (batch.length === 0) {
         if (signal.aborted || o.queue.shuttingDown) break;
@@ -250,9 +260,16 @@ export class Dispatcher {
       }
       const work = this.#withoutEchoes(batch);
       if (work.length === 0) continue;
+      const backlog = o.queue.laneOf(work[0]!.trigger) === 'background';
       this.#inFlight++;
+      if (backlog) this.#backlogInFlight++;
       const task = this.#process(work).finally(() => {
         this.#inFlight--;
+        if (backlog) {
+          this.#backlogInFlight--;
+          this.#backlogSlotFreed.abort();
+          this.#backlogSlotFreed = new AbortController();
+        }
         this.#tasks.delete(task);
         this.#slotWaiters.shift()?.();
       });
@@ -337,7 +354,7 @@ export class Dispatcher {
     try {
       result = await o.invoker.invoke(event, this.#hardStop.signal);
     } catch (err) {
-      this.#onInvocationError(group, event, err, this.#clock.now() - started);
+      this.#onInvocationError(group, err, this.#clock.now() - started);
       return;
     }
     const durationMs = this.#clock.now() - started;
@@ -375,7 +392,6 @@ export class Dispatcher {
 
   #onInvocationError(
     group: QueueItem<Trigger>[],
-    event: SyncEvent,
     err: unknown,
     durationMs: number,
   ): void {
@@ -435,7 +451,7 @@ export class Dispatcher {
     }
     this.#logger.error('invocation failed; retrying its items one by one', {
       items: group.length,
-      keys: event.items.map((i) => `${i.key.namespace}/${i.key.name}`).slice(0, 20),
+      keys: group.map((item) => item.key).slice(0, 20),
       error: error.message,
     });
     this.events.emit('invocation', { items: group.length, outcome: 'error', durationMs, error });
@@ -456,7 +472,11 @@ export class Dispatcher {
 
   async #handleResult(item: QueueItem<Trigger>, result: ItemResult): Promise<void> {
     const o = this.#o;
-    o.metrics.results.inc({ status: result.status, reason_code: result.reasonCode });
+    o.metrics.results.inc({
+      status: result.status,
+      reason_code: result.reasonCode,
+      resource: itemKeyOf(item.key).resource,
+    });
     const latency = Math.max(0, this.#clock.now() - item.trigger.enqueuedAt) / 1000;
     o.metrics.eventToApplied.observe({ status: result.status }, latency);
     if (result.status === 'failed') {
@@ -554,7 +574,8 @@ export class Dispatcher {
       parkedAt: this.#clock.now(),
     };
     this.#parked.set(item.key, parked);
-    o.metrics.parked.inc({ reason_code: failure.reasonCode });
+    const key = itemKeyOf(item.key);
+    o.metrics.parked.inc({ reason_code: failure.reasonCode, resource: key.resource });
     const why = failure.retryable
       ? `retry budget of ${o.retryBudget} spent`
       : 'retrying cannot help until the object or the configuration changes';
@@ -565,12 +586,13 @@ export class Dispatcher {
       attempts: parked.attempts,
       why,
     });
-    const object = o.sources.endpoints(item.key);
+    const object = o.sources.get(key);
     if (object && o.recorder) {
+      const kind = resourceByPlural(key.resource)?.kind ?? key.resource;
       void o.recorder.warning(
         object,
         'SyncError',
-        `endpoint-sync could not sync Endpoints ${item.key} to the host: ${failure.reason} (${failure.reasonCode}); ${why}. It is retried at the next resync or when the object changes.`,
+        `endpoint-sync could not sync ${kind} ${key.namespace}/${key.name} to the host: ${failure.reason} (${failure.reasonCode}); ${why}. It is retried at the next resync or when the object changes.`,
       );
     }
     this.events.emit('parked', parked);

@@ -1,26 +1,52 @@
 /**
  * Building the event for a batch from the informer caches at send time, so the event carries
- * the latest state of each key (level-based), not the state at the time of the trigger.
+ * the latest state of each key (level-based), not the state at the time of the trigger. What an
+ * item carries besides its object (its kind's companions) comes from the kinds table.
  */
-import type { EventItem, SyncEventV2 } from '../contract/event.ts';
-import type { KubeObject } from '../kube/object.ts';
-import type { VirtualClusterIdentity } from '../sync/types.ts';
+import type { EventCompanion, EventItem, SyncEventV2 } from '../contract/event.ts';
+import {
+  type KubeObject,
+  type ObjectKey,
+  parseResourceKey,
+  type ResourceKey,
+  type VirtualClusterIdentity,
+} from '../model/index.ts';
+import { kindOfResource } from '../sync/index.ts';
 import type { QueueItem } from './queue.ts';
-import { parseKeyString } from './reference-index.ts';
 import type { Trigger } from './trigger.ts';
 
 /** Read access to the caches the event needs. */
 export interface EventSources {
-  /** The virtual Endpoints with key `namespace/name`. */
-  endpoints(key: string): KubeObject | undefined;
-  /** The virtual Service with key `namespace/name`. */
-  service(key: string): KubeObject | undefined;
-  /** The virtual objects the Endpoints with this key may reference (present ones only). */
+  /** The cached virtual object with this key: an item's own object or a companion. */
+  get(key: ResourceKey): KubeObject | undefined;
+  /** The virtual objects the item with this queue key may reference (present ones only). */
   references(key: string): KubeObject[];
 }
 
-/** The resource every event item is about today (kept as data: EndpointSlices may follow). */
-export const ITEM_RESOURCE = 'endpoints';
+/**
+ * The queue key `resource/namespace/name` as a key; throws on any other string (the forwarder
+ * only ever queues such keys, so another one is a bug, not input).
+ */
+export function itemKeyOf(queueKey: string): ResourceKey {
+  const key = parseResourceKey(queueKey);
+  if (key === undefined) throw new Error(`queue key "${queueKey}" is not resource/namespace/name`);
+  return key;
+}
+
+/**
+ * The companions of the item `key` whose virtual object is `virtual`, as its kind names them:
+ * each companion the object names, present (`object`) or not (`null`). A companion the object
+ * does not name (a slice without its service-name label, a deleted object) is left out.
+ */
+export function companionKeys(key: ResourceKey, virtual: KubeObject | null): ResourceKey[] {
+  const objectKey: ObjectKey = { namespace: key.namespace, name: key.name };
+  const out: ResourceKey[] = [];
+  for (const companion of kindOfResource(key.resource)?.companions ?? []) {
+    const named = companion.keyOf(objectKey, virtual);
+    if (named !== undefined) out.push({ resource: companion.resource, ...named });
+  }
+  return out;
+}
 
 /**
  * Builds one event for `items`. Item ids are `<prefix>-<index>`, unique within the event, so
@@ -33,25 +59,25 @@ export function buildEvent(
   options: { idPrefix: string },
 ): SyncEventV2 {
   const eventItems: EventItem[] = items.map((item, index) => {
+    const key = itemKeyOf(item.key);
+    const virtualObject = sources.get(key) ?? null;
+    const companions: EventCompanion[] = companionKeys(key, virtualObject).map((companion) => ({
+      key: companion,
+      object: sources.get(companion) ?? null,
+    }));
     const references = sources.references(item.key);
-    const key = { resource: ITEM_RESOURCE, ...parseKeyString(item.key) };
     const out: EventItem = {
       id: `${options.idPrefix}-${index}`,
       direction: item.trigger.direction,
       key,
-      virtualObject: sources.endpoints(item.key) ?? null,
-      companions: [
-        {
-          key: { resource: 'services', namespace: key.namespace, name: key.name },
-          object: sources.service(item.key) ?? null,
-        },
-      ],
+      virtualObject,
+      companions,
       enqueuedAt: item.trigger.enqueuedAt,
     };
     if (references.length > 0) out.references = references;
     return out;
   });
-  const event: SyncEventV2 = {
+  return {
     version: 2,
     virtualCluster: {
       name: identity.name,
@@ -60,5 +86,4 @@ export function buildEvent(
     },
     items: eventItems,
   };
-  return event;
 }

@@ -1,17 +1,19 @@
 /**
- * The forwarder: watches the virtual cluster (Endpoints, Services, and the Secrets/ConfigMaps
- * reference patches may need) and the managed host Endpoints, coalesces every change into a
- * keyed work queue, and lets the dispatcher invoke the functions in batches. One call,
- * {@link createForwarder}, wires it all; the CLI (`endpoint-sync forward`) and the embedded mode
- * both use it.
+ * The forwarder: watches the virtual cluster (the objects of every watched item kind, their
+ * kinds' companions, and the Secrets/ConfigMaps reference patches may need) and the managed host
+ * copies, coalesces every change into a keyed work queue, and lets the dispatcher invoke the
+ * functions in batches. Which informers exist comes from the kinds table (`watches.ts`); this
+ * file names no kind. One call, {@link createForwarder}, wires it all; the CLI
+ * (`endpoint-sync forward`) and the embedded mode both use it.
  *
- * Triggers, all keyed by the virtual Endpoints' `namespace/name`:
- * - a virtual Endpoints changes -> its key (`toHost`);
- * - a virtual Service changes -> the same-name Endpoints key, when that Endpoints or a host copy
- *   of it exists (SEMANTICS 3.1: Endpoints created before their Service sync when it appears);
- * - a virtual Secret/ConfigMap changes -> every Endpoints that may reference it (see
+ * Triggers, all keyed by the virtual item's `resource/namespace/name`:
+ * - a virtual item changes -> its key (`toHost`);
+ * - a companion changes -> the key of every item whose kind names it as a companion (the
+ *   companion index: a Service -> its same-name Endpoints and every slice labelled with its
+ *   name), so an item created before its Service syncs when the Service appears;
+ * - a virtual Secret/ConfigMap changes -> every item that may reference it (see
  *   `reference-index.ts`);
- * - a managed host Endpoints changes -> the virtual key in its `object-namespace`/`object-name`
+ * - a managed host copy changes -> the virtual key in its `object-namespace`/`object-name`
  *   annotations (`fromHost`; a deleted host copy is `toHost`, so it is recreated);
  * - every `resyncIntervalMs` -> every virtual key, plus the virtual key of every host copy whose
  *   virtual object is gone (orphans: the function plans their delete). Drift is repaired because
@@ -24,21 +26,25 @@ import { hostname } from 'node:os';
 import type { KubeClient } from '../kube/client.ts';
 import { type Clock, systemClock } from '../kube/clock.ts';
 import { EventRecorder } from '../kube/event-recorder.ts';
-import type { KubeObject } from '../kube/object.ts';
 import { TokenBucket } from '../kube/rate-limiter.ts';
-import { RESOURCES } from '../kube/resources.ts';
-import type { VirtualClusterIdentity } from '../sync/types.ts';
+import {
+  type KubeObject,
+  keyOfObject,
+  objectKeyString,
+  parseObjectKey,
+  parseResourceKey,
+  resourceKeyString,
+  type VirtualClusterIdentity,
+} from '../model/index.ts';
 import type { BackoffPolicy } from './backoff.ts';
-import { hostCopyView, serviceView, withoutManagedFields } from './cache-trim.ts';
 import {
   type DispatchedResult,
   Dispatcher,
   type InvocationReport,
   type ParkedItem,
 } from './dispatcher.ts';
-import type { EventSources } from './event-builder.ts';
+import { companionKeys, type EventSources } from './event-builder.ts';
 import { type HealthServer, type HealthStatus, startHealthServer } from './health-server.ts';
-import { Informer, type RestartCause } from './informer.ts';
 import type { Invoker } from './invoker.ts';
 import { type LeaderElectionTiming, LeaderElector } from './leader-election.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
@@ -46,8 +52,16 @@ import { ForwarderMetrics } from './metrics.ts';
 import { OwnWrites } from './own-writes.ts';
 import { InitialSyncProgress, type ProgressStream } from './progress.ts';
 import { WorkQueue } from './queue.ts';
-import { keyString, ReferenceIndex, referenceCandidates } from './reference-index.ts';
-import { mergeTriggers, type Trigger } from './trigger.ts';
+import { ReferenceIndex, referenceCandidates } from './reference-index.ts';
+import { isBackground, mergeTriggers, type Trigger } from './trigger.ts';
+import {
+  type CommonInformerOptions,
+  createWatches,
+  type ItemWatch,
+  itemKindsOf,
+  resourceKeyOf,
+  type Watches,
+} from './watches.ts';
 
 /** Leader election settings; the Lease lives in the virtual cluster, where the forwarder runs. */
 export interface ForwarderLeaderElection extends Partial<LeaderElectionTiming> {
@@ -63,7 +77,7 @@ export interface ForwarderLeaderElection extends Partial<LeaderElectionTiming> {
 export interface ForwarderOptions {
   /** Client of the virtual cluster (read everything, write events/virtual writes/the Lease). */
   virtual: KubeClient;
-  /** Client of the host cluster (only watches the managed host Endpoints: read-only). */
+  /** Client of the host cluster (only watches the managed host copies: read-only). */
   host: KubeClient;
   invoker: Invoker;
   identity: VirtualClusterIdentity;
@@ -88,6 +102,11 @@ export interface ForwarderOptions {
   queueBurst?: number;
   /** Watch the virtual Secrets and ConfigMaps for reference patches (default true). */
   watchReferences?: boolean;
+  /**
+   * Resource plurals of the item kinds to watch (`endpoints`, `endpointslices`); default every
+   * item kind of the table. A kind left out costs no informer, and its objects are never sent.
+   */
+  kinds?: readonly string[];
   /** Backoff of a failing key; default 100 ms doubling to 5 min, +-20 %. */
   itemBackoff?: BackoffPolicy;
   /** Pause after a throttled invocation; default 1 s doubling to 60 s, +-20 %. */
@@ -111,6 +130,8 @@ export interface ForwarderOptions {
 export interface ForwarderStats {
   queueDepth: number;
   queueDelayed: number;
+  /** Keys of a resync not yet handed out (the queue's backlog lane). */
+  resyncBacklog: number;
   inFlightKeys: number;
   inFlightInvocations: number;
   invocations: { ok: number; error: number; throttled: number };
@@ -170,17 +191,17 @@ class ForwarderImpl implements Forwarder {
   readonly #clock: Clock;
   readonly #logger: ForwarderLogger;
   readonly #queue: WorkQueue<Trigger>;
+  /** Item key -> the Secret/ConfigMap keys (`namespace/name`) it may reference. */
   readonly #refs = new ReferenceIndex();
-  /** Virtual key -> host key of its managed copy. */
+  /** Item key -> the companion keys (`resource/namespace/name`) its kind reads. */
+  readonly #companions = new ReferenceIndex();
+  /** Item key -> key (`namespace/name`) of its managed host copy. */
   readonly #hostByVirtual = new Map<string, string>();
   /** Versions of the function's own host writes, to drop their echoes from the host watch. */
   readonly #ownWrites = new OwnWrites();
-  readonly #endpoints: Informer;
-  readonly #services: Informer;
-  readonly #secrets: Informer | undefined;
-  readonly #configMaps: Informer | undefined;
-  readonly #hostEndpoints: Informer;
-  readonly #informers: Informer[];
+  readonly #watches: Watches;
+  /** The item watches by resource plural. */
+  readonly #watchOf: ReadonlyMap<string, ItemWatch>;
   readonly #dispatcher: Dispatcher;
   readonly #elector: LeaderElector | undefined;
   readonly #recorder: EventRecorder;
@@ -207,108 +228,9 @@ class ForwarderImpl implements Forwarder {
     this.ready = new Promise((resolve) => {
       this.#resolveReady = resolve;
     });
-    const qps = options.queueQps ?? 500;
-    this.#queue = new WorkQueue<Trigger>({
-      merge: mergeTriggers,
-      clock: this.#clock,
-      ...(options.itemBackoff ? { backoff: options.itemBackoff } : {}),
-      ...(options.random ? { random: options.random } : {}),
-      rateLimiter: new TokenBucket({
-        qps,
-        burst: options.queueBurst ?? Math.max(1, qps * 2),
-        clock: this.#clock,
-      }),
-    });
-    const identity = options.identity;
-    const common = {
-      clock: this.#clock,
-      logger: this.#logger,
-      ...(options.random ? { random: options.random } : {}),
-      ...(options.informerQuietTimeoutMs === undefined
-        ? {}
-        : { quietTimeoutMs: options.informerQuietTimeoutMs }),
-      ...(options.watchTimeoutSeconds === undefined
-        ? {}
-        : { watchTimeoutSeconds: options.watchTimeoutSeconds }),
-    };
-    const restarts = (name: string) => (cause: RestartCause) =>
-      this.metrics.informerRestarts.inc({ informer: name, cause });
-    const counted = (name: string) => ({
-      onRestart: restarts(name),
-      onWatchEvent: (type: string) => this.metrics.informerEvents.inc({ informer: name, type }),
-    });
-    this.#endpoints = new Informer({
-      ...common,
-      name: 'virtual-endpoints',
-      client: options.virtual,
-      resource: RESOURCES.endpoints,
-      transform: withoutManagedFields,
-      handlers: {
-        ...counted('virtual-endpoints'),
-        onAdd: (o) => this.#onVirtualEndpoints(o, false),
-        onUpdate: (_old, o) => this.#onVirtualEndpoints(o, false),
-        onDelete: (o) => this.#onVirtualEndpoints(o, true),
-      },
-    });
-    this.#services = new Informer({
-      ...common,
-      name: 'virtual-services',
-      client: options.virtual,
-      resource: RESOURCES.services,
-      transform: serviceView,
-      handlers: {
-        ...counted('virtual-services'),
-        onAdd: (o) => this.#onService(o),
-        onUpdate: (_old, o) => this.#onService(o),
-        onDelete: (o) => this.#onService(o),
-      },
-    });
-    const referenceHandlers = (name: string) => ({
-      ...counted(name),
-      onAdd: (o: KubeObject) => this.#onReferenced(o),
-      onUpdate: (_old: KubeObject, o: KubeObject) => this.#onReferenced(o),
-      onDelete: (o: KubeObject) => this.#onReferenced(o),
-    });
-    if (options.watchReferences !== false) {
-      this.#secrets = new Informer({
-        ...common,
-        name: 'virtual-secrets',
-        client: options.virtual,
-        resource: RESOURCES.secrets,
-        transform: withoutManagedFields,
-        handlers: referenceHandlers('virtual-secrets'),
-      });
-      this.#configMaps = new Informer({
-        ...common,
-        name: 'virtual-configmaps',
-        client: options.virtual,
-        resource: RESOURCES.configMaps,
-        transform: withoutManagedFields,
-        handlers: referenceHandlers('virtual-configmaps'),
-      });
-    }
-    this.#hostEndpoints = new Informer({
-      ...common,
-      name: 'host-endpoints',
-      client: options.host,
-      resource: RESOURCES.endpoints,
-      namespace: identity.hostNamespace,
-      labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
-      transform: hostCopyView(identity.markerDomain),
-      handlers: {
-        ...counted('host-endpoints'),
-        onAdd: (o) => this.#onHostEndpoints(o, false),
-        onUpdate: (_old, o) => this.#onHostEndpoints(o, false),
-        onDelete: (o) => this.#onHostEndpoints(o, true),
-      },
-    });
-    this.#informers = [
-      this.#endpoints,
-      this.#services,
-      ...(this.#secrets ? [this.#secrets] : []),
-      ...(this.#configMaps ? [this.#configMaps] : []),
-      this.#hostEndpoints,
-    ];
+    this.#queue = this.#createQueue();
+    this.#watches = this.#createWatches();
+    this.#watchOf = new Map(this.#watches.items.map((w) => [w.resource.plural, w]));
     this.#recorder =
       options.recorder ??
       new EventRecorder(options.virtual, {
@@ -320,40 +242,86 @@ class ForwarderImpl implements Forwarder {
     this.#progress = new InitialSyncProgress(options.progress, {
       log: (message, attributes) => this.#logger.info(message, attributes),
     });
+    this.#dispatcher = this.#createDispatcher();
+    this.#elector = this.#createElector();
+    this.#observeMetrics();
+  }
+
+  #createQueue(): WorkQueue<Trigger> {
+    const o = this.#o;
+    const qps = o.queueQps ?? 500;
+    return new WorkQueue<Trigger>({
+      merge: mergeTriggers,
+      isBackground,
+      clock: this.#clock,
+      ...(o.itemBackoff ? { backoff: o.itemBackoff } : {}),
+      ...(o.random ? { random: o.random } : {}),
+      rateLimiter: new TokenBucket({
+        qps,
+        burst: o.queueBurst ?? Math.max(1, qps * 2),
+        clock: this.#clock,
+      }),
+    });
+  }
+
+  #createWatches(): Watches {
+    const o = this.#o;
+    const common: CommonInformerOptions = {
+      clock: this.#clock,
+      logger: this.#logger,
+      ...(o.random ? { random: o.random } : {}),
+      ...(o.informerQuietTimeoutMs === undefined
+        ? {}
+        : { quietTimeoutMs: o.informerQuietTimeoutMs }),
+      ...(o.watchTimeoutSeconds === undefined
+        ? {}
+        : { watchTimeoutSeconds: o.watchTimeoutSeconds }),
+    };
+    return createWatches(
+      {
+        virtual: o.virtual,
+        host: o.host,
+        identity: o.identity,
+        kinds: itemKindsOf(o.kinds),
+        watchReferences: o.watchReferences !== false,
+        common,
+        metrics: this.metrics,
+      },
+      {
+        onItem: (watch, object, deleted) => this.#onItem(watch, object, deleted),
+        onHostCopy: (watch, object, deleted) => this.#onHostCopy(watch, object, deleted),
+        onCompanion: (resource, object) => this.#onCompanion(resource, object),
+        onReferenced: (object) => this.#onReferenced(object),
+      },
+    );
+  }
+
+  #createDispatcher(): Dispatcher {
+    const o = this.#o;
     const sources: EventSources = {
-      endpoints: (key) => this.#endpoints.get(key),
-      service: (key) => this.#services.get(key),
+      get: (key) => this.#watches.get(key),
       references: (key) => this.#referencesOf(key),
     };
-    const election = options.leaderElection;
-    this.#dispatcher = new Dispatcher({
+    const dispatcher = new Dispatcher({
       queue: this.#queue,
-      invoker: options.invoker,
-      virtual: options.virtual,
-      identity,
+      invoker: o.invoker,
+      virtual: o.virtual,
+      identity: o.identity,
       sources,
-      batchSize: Math.min(500, Math.max(1, options.batchSize ?? 50)),
-      batchWindowMs: options.batchWindowMs ?? 50,
-      maxInFlight: options.maxInFlight ?? 4,
-      retryBudget: options.retryBudget ?? 10,
+      batchSize: Math.min(500, Math.max(1, o.batchSize ?? 50)),
+      batchWindowMs: o.batchWindowMs ?? 50,
+      maxInFlight: o.maxInFlight ?? 4,
+      retryBudget: o.retryBudget ?? 10,
       metrics: this.metrics,
       recorder: this.#recorder,
       logger: this.#logger,
       clock: this.#clock,
-      ...(options.random ? { random: options.random } : {}),
-      paused: election !== undefined,
-      ...(options.throttleBackoff ? { throttleBackoff: options.throttleBackoff } : {}),
-      echoes: {
-        writes: this.#ownWrites,
-        hostVersion: (key) => {
-          const hostKey = this.#hostByVirtual.get(key);
-          return hostKey === undefined
-            ? undefined
-            : this.#hostEndpoints.get(hostKey)?.metadata.resourceVersion;
-        },
-      },
+      ...(o.random ? { random: o.random } : {}),
+      paused: o.leaderElection !== undefined,
+      ...(o.throttleBackoff ? { throttleBackoff: o.throttleBackoff } : {}),
+      echoes: { writes: this.#ownWrites, hostVersion: (key) => this.#hostVersion(key) },
     });
-    this.#dispatcher.events.on('result', (r) => {
+    dispatcher.events.on('result', (r) => {
       this.#results++;
       const wasFinished = this.#progress.finished;
       this.#progress.done(r.key);
@@ -364,54 +332,62 @@ class ForwarderImpl implements Forwarder {
         this.events.emit('initialSyncDone');
       }
     });
-    this.#dispatcher.events.on('parked', (p) => this.events.emit('parked', p));
-    this.#dispatcher.events.on('invocation', (r) => {
+    dispatcher.events.on('parked', (p) => this.events.emit('parked', p));
+    dispatcher.events.on('invocation', (r) => {
       this.#invocationCounts[r.outcome]++;
       this.events.emit('invocation', r);
     });
-    if (election) {
-      this.#elector = new LeaderElector({
-        client: options.virtual,
-        namespace: election.namespace,
-        name: election.name ?? `endpoint-sync-forwarder-${identity.name}`,
-        identity: election.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`,
-        ...(election.leaseDurationMs === undefined
-          ? {}
-          : { leaseDurationMs: election.leaseDurationMs }),
-        ...(election.renewDeadlineMs === undefined
-          ? {}
-          : { renewDeadlineMs: election.renewDeadlineMs }),
-        ...(election.retryPeriodMs === undefined ? {} : { retryPeriodMs: election.retryPeriodMs }),
-        clock: this.#clock,
-        logger: this.#logger,
-        onStartedLeading: () => {
-          this.#leaderKnown = true;
-          this.metrics.leaderTransitions.inc({ transition: 'acquired' });
-          if (this.#intake) this.resync();
-          this.#dispatcher.resume();
-          this.events.emit('leader', true);
-          this.#checkReady();
-        },
-        onStoppedLeading: () => {
-          this.metrics.leaderTransitions.inc({ transition: 'lost' });
-          this.#dispatcher.pause();
-          this.events.emit('leader', false);
-        },
-        onNewLeader: () => {
-          this.#leaderKnown = true;
-          this.#checkReady();
-        },
-      });
-    }
+    return dispatcher;
+  }
+
+  #createElector(): LeaderElector | undefined {
+    const election = this.#o.leaderElection;
+    if (!election) return undefined;
+    return new LeaderElector({
+      client: this.#o.virtual,
+      namespace: election.namespace,
+      name: election.name ?? `endpoint-sync-forwarder-${this.#o.identity.name}`,
+      identity: election.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`,
+      ...(election.leaseDurationMs === undefined
+        ? {}
+        : { leaseDurationMs: election.leaseDurationMs }),
+      ...(election.renewDeadlineMs === undefined
+        ? {}
+        : { renewDeadlineMs: election.renewDeadlineMs }),
+      ...(election.retryPeriodMs === undefined ? {} : { retryPeriodMs: election.retryPeriodMs }),
+      clock: this.#clock,
+      logger: this.#logger,
+      onStartedLeading: () => {
+        this.#leaderKnown = true;
+        this.metrics.leaderTransitions.inc({ transition: 'acquired' });
+        if (this.#intake) this.resync();
+        this.#dispatcher.resume();
+        this.events.emit('leader', true);
+        this.#checkReady();
+      },
+      onStoppedLeading: () => {
+        this.metrics.leaderTransitions.inc({ transition: 'lost' });
+        this.#dispatcher.pause();
+        this.events.emit('leader', false);
+      },
+      onNewLeader: () => {
+        this.#leaderKnown = true;
+        this.#checkReady();
+      },
+    });
+  }
+
+  #observeMetrics(): void {
     this.metrics.observe({
-      queueDepth: () => this.#queue.length,
+      queueDepth: () => this.#queue.liveLength,
+      resyncBacklog: () => this.#queue.backlog,
       queueDelayed: () => this.#queue.delayed,
       inFlightKeys: () => this.#queue.inFlight,
       inFlightInvocations: () => this.#dispatcher.inFlightInvocations,
       parkedKeys: () => this.#dispatcher.parked().length,
       isLeader: () => (this.isLeader() ? 1 : 0),
       informersSynced: () =>
-        Object.fromEntries(this.#informers.map((i) => [i.name, i.hasSynced()])),
+        Object.fromEntries(this.#watches.all.map((i) => [i.name, i.hasSynced()])),
     });
   }
 
@@ -440,28 +416,31 @@ class ForwarderImpl implements Forwarder {
       virtualCluster: o.identity.name,
       hostNamespace: o.identity.hostNamespace,
       markerDomain: o.identity.markerDomain,
+      kinds: this.#watches.items.map((w) => w.resource.plural).join(','),
       leaderElection: o.leaderElection !== undefined,
       metrics: this.#server ? `${this.#server.address.host}:${this.#server.address.port}` : 'off',
     });
-    for (const informer of this.#informers) informer.start();
+    for (const informer of this.#watches.all) informer.start();
     this.#elector?.start();
     this.#dispatcher.start();
-    void Promise.all(this.#informers.map((i) => i.synced)).then(() => {
-      if (this.#stopped) return;
-      this.#intake = true;
-      for (const key of this.#endpoints.keys()) this.#indexReferences(key);
-      this.#progress.begin(this.#endpoints.keys());
-      this.resync();
-      this.#logger.info('informers synced', {
-        endpoints: this.#endpoints.size,
-        services: this.#services.size,
-        hostCopies: this.#hostEndpoints.size,
-      });
-      this.events.emit('synced');
-      if (this.#progress.finished) this.events.emit('initialSyncDone');
-      this.#checkReady();
-      if ((o.resyncIntervalMs ?? 300_000) > 0) this.#resyncLoop = this.#runResync();
+    void Promise.all(this.#watches.all.map((i) => i.synced)).then(() => this.#onSynced());
+  }
+
+  /** Every informer listed: intake opens and the initial sync (the first resync) is queued. */
+  #onSynced(): void {
+    if (this.#stopped) return;
+    this.#intake = true;
+    const keys = this.#itemKeys();
+    for (const key of keys) this.#indexReferences(key);
+    this.#progress.begin(keys);
+    this.resync();
+    this.#logger.info('informers synced', {
+      ...Object.fromEntries(this.#watches.all.map((i) => [i.name, i.size])),
     });
+    this.events.emit('synced');
+    if (this.#progress.finished) this.events.emit('initialSyncDone');
+    this.#checkReady();
+    if ((this.#o.resyncIntervalMs ?? 300_000) > 0) this.#resyncLoop = this.#runResync();
   }
 
   async stop(): Promise<void> {
@@ -479,40 +458,56 @@ class ForwarderImpl implements Forwarder {
     }
     await this.#recorder.flush();
     await this.#elector?.stop();
-    await Promise.all(this.#informers.map((i) => i.stop()));
+    await Promise.all(this.#watches.all.map((i) => i.stop()));
     await this.#server?.close();
     this.#logger.info('forwarder stopped');
+  }
+
+  /** The queue keys of every cached virtual item, of every watched kind. */
+  #itemKeys(): string[] {
+    return this.#watches.items.flatMap((w) =>
+      w.virtual
+        .keys()
+        .map((k) => resourceKeyString({ resource: w.resource.plural, ...parseObjectKey(k) })),
+    );
   }
 
   resync(): void {
     if (!this.#intake) return;
     this.metrics.resyncs.inc();
     const now = this.#clock.now();
+    const keys = this.#itemKeys();
     const orphanKeys: string[] = [];
-    for (const key of this.#endpoints.keys()) {
-      this.#queue.add(key, { direction: 'toHost', enqueuedAt: now, cause: 'resync' });
+    // Background work: handed out only when no live change waits (the queue's backlog lane).
+    for (const key of keys) {
+      this.#queue.add(key, {
+        direction: 'toHost',
+        enqueuedAt: now,
+        cause: 'resync',
+        background: true,
+      });
     }
-    for (const host of this.#hostEndpoints.list()) {
-      const key = this.#virtualKeyOfHost(host);
-      if (key === undefined || this.#endpoints.get(key)) continue;
-      orphanKeys.push(key);
-      this.#queue.add(key, { direction: 'fromHost', enqueuedAt: now, cause: 'orphan' });
+    for (const watch of this.#watches.items) {
+      for (const host of watch.host.list()) {
+        const key = this.#virtualKeyOfHost(watch, host);
+        if (key === undefined || watch.virtual.get(objectKeyString(key))) continue;
+        const queueKey = resourceKeyString(key);
+        orphanKeys.push(queueKey);
+        this.#queue.add(queueKey, { direction: 'fromHost', enqueuedAt: now, cause: 'orphan' });
+      }
     }
-    this.#logger.debug('resync queued', {
-      keys: this.#endpoints.size,
-      orphans: orphanKeys.length,
-    });
+    this.#logger.debug('resync queued', { keys: keys.length, orphans: orphanKeys.length });
     // The first pass is the initial sync, which has its own progress; later ones get theirs.
-    if (this.#progress.finished) this.#beginResyncPass(orphanKeys);
+    if (this.#progress.finished) this.#beginResyncPass([...keys, ...orphanKeys]);
   }
 
-  #beginResyncPass(orphanKeys: string[]): void {
+  #beginResyncPass(keys: string[]): void {
     const progress = new InitialSyncProgress(this.#o.progress, {
       label: 'resync',
       log: (message, attributes) => this.#logger.info(message, attributes),
     });
     this.#resyncPass = { progress, startedAt: this.#clock.now(), statuses: {} };
-    progress.begin([...this.#endpoints.keys(), ...orphanKeys]);
+    progress.begin(keys);
     if (progress.finished) this.#resyncDone();
   }
 
@@ -536,17 +531,19 @@ class ForwarderImpl implements Forwarder {
   }
 
   stats(): ForwarderStats {
+    const informers = this.#watches.all;
     return {
       queueDepth: this.#queue.length,
       queueDelayed: this.#queue.delayed,
+      resyncBacklog: this.#queue.backlog,
       inFlightKeys: this.#queue.inFlight,
       inFlightInvocations: this.#dispatcher.inFlightInvocations,
       invocations: { ...this.#invocationCounts },
       results: this.#results,
       parked: this.#dispatcher.parked(),
       isLeader: this.isLeader(),
-      informerRestarts: Object.fromEntries(this.#informers.map((i) => [i.name, i.restarts])),
-      synced: this.#informers.every((i) => i.hasSynced()),
+      informerRestarts: Object.fromEntries(informers.map((i) => [i.name, i.restarts])),
+      synced: informers.every((i) => i.hasSynced()),
       initialSync: this.#progress.counts,
     };
   }
@@ -571,42 +568,50 @@ class ForwarderImpl implements Forwarder {
   }
 
   #indexReferences(key: string): void {
-    const object = this.#endpoints.get(key);
+    const object = this.#watches.get(parseResourceKey(key)!);
     if (!object) this.#refs.delete(key);
-    else this.#refs.set(key, referenceCandidates(object).map(keyString));
+    else this.#refs.set(key, referenceCandidates(object).map(objectKeyString));
   }
 
-  #onVirtualEndpoints(object: KubeObject, deleted: boolean): void {
-    const key = keyString(keyOf(object));
-    if (deleted) this.#refs.delete(key);
-    else if (this.#intake) this.#indexReferences(key);
-    this.#enqueue(key, 'toHost', 'endpoints');
+  #onItem(watch: ItemWatch, object: KubeObject, deleted: boolean): void {
+    const itemKey = resourceKeyOf(watch.resource.plural, object);
+    const key = resourceKeyString(itemKey);
+    if (deleted) {
+      this.#refs.delete(key);
+      this.#companions.delete(key);
+    } else {
+      this.#companions.set(key, companionKeys(itemKey, object).map(resourceKeyString));
+      if (this.#intake) this.#indexReferences(key);
+    }
+    this.#enqueue(key, 'toHost', watch.resource.plural);
   }
 
-  #onService(object: KubeObject): void {
-    const key = keyString(keyOf(object));
-    if (this.#endpoints.get(key) || this.#hostByVirtual.has(key)) {
-      this.#enqueue(key, 'toHost', 'service');
+  #onCompanion(resource: string, object: KubeObject): void {
+    for (const item of this.#companions.referrers(
+      resourceKeyString(resourceKeyOf(resource, object)),
+    )) {
+      this.#enqueue(item, 'toHost', resource);
     }
   }
 
   #onReferenced(object: KubeObject): void {
     if (!this.#intake) return;
-    for (const referrer of this.#refs.referrers(keyString(keyOf(object)))) {
+    for (const referrer of this.#refs.referrers(objectKeyString(keyOfObject(object)))) {
       this.#enqueue(referrer, 'toHost', 'reference');
     }
   }
 
-  #onHostEndpoints(object: KubeObject, deleted: boolean): void {
-    const key = this.#virtualKeyOfHost(object);
-    if (key === undefined) return;
+  #onHostCopy(watch: ItemWatch, object: KubeObject, deleted: boolean): void {
+    const virtualKey = this.#virtualKeyOfHost(watch, object);
+    if (virtualKey === undefined) return;
+    const key = resourceKeyString(virtualKey);
     if (deleted) {
       this.#hostByVirtual.delete(key);
       this.#ownWrites.forget(key);
       this.#enqueue(key, 'toHost', 'host-deleted');
       return;
     }
-    this.#hostByVirtual.set(key, keyString(keyOf(object)));
+    this.#hostByVirtual.set(key, objectKeyString(keyOfObject(object)));
     if (this.#ownWrites.consume(key, object.metadata.resourceVersion)) {
       this.metrics.echoesDropped.inc({ stage: 'watch' });
       return;
@@ -614,22 +619,31 @@ class ForwarderImpl implements Forwarder {
     this.#enqueue(key, 'fromHost', 'host', true);
   }
 
-  #virtualKeyOfHost(object: KubeObject): string | undefined {
+  /** The resourceVersion of the cached host copy of the item `key`, if any. */
+  #hostVersion(key: string): string | undefined {
+    const hostKey = this.#hostByVirtual.get(key);
+    const watch = this.#watchOf.get(parseResourceKey(key)?.resource ?? '');
+    if (hostKey === undefined || watch === undefined) return undefined;
+    return watch.host.get(hostKey)?.metadata.resourceVersion;
+  }
+
+  /** The virtual item a host copy names in its marker annotations. */
+  #virtualKeyOfHost(watch: ItemWatch, object: KubeObject) {
     const domain = this.#o.identity.markerDomain;
     const annotations = object.metadata.annotations ?? {};
     const name = annotations[`${domain}/object-name`];
     const namespace = annotations[`${domain}/object-namespace`];
     if (!name || !namespace) return undefined;
-    return keyString({ namespace, name });
+    return { resource: watch.resource.plural, namespace, name };
   }
 
   #referencesOf(key: string): KubeObject[] {
     const out: KubeObject[] = [];
     for (const ref of this.#refs.references(key)) {
-      const secret = this.#secrets?.get(ref);
-      if (secret) out.push(secret);
-      const configMap = this.#configMaps?.get(ref);
-      if (configMap) out.push(configMap);
+      for (const informer of this.#watches.references) {
+        const object = informer.get(ref);
+        if (object) out.push(object);
+      }
     }
     return out;
   }
@@ -642,7 +656,7 @@ class ForwarderImpl implements Forwarder {
 
   #readiness(): HealthStatus {
     const reasons: string[] = [];
-    for (const informer of this.#informers) {
+    for (const informer of this.#watches.all) {
       if (!informer.hasSynced()) reasons.push(`informer ${informer.name} has not synced`);
     }
     if (this.#elector && !this.#elector.leader()) reasons.push('no leader known yet');
@@ -655,8 +669,4 @@ class ForwarderImpl implements Forwarder {
     if (this.#elector && !this.#leaderKnown) return;
     this.#resolveReady();
   }
-}
-
-function keyOf(object: KubeObject): { namespace: string; name: string } {
-  return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
 }

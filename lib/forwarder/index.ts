@@ -4,7 +4,7 @@
  */
 export { type BackoffPolicy, backoffDelay, DEFAULT_ITEM_BACKOFF } from './backoff.ts';
 export { type BatchOptions, nextBatch } from './batcher.ts';
-export { hostCopyView, serviceView, withoutManagedFields } from './cache-trim.ts';
+export { companionView, hostCopyView, withoutManagedFields } from './cache-trim.ts';
 export {
   type DispatchedResult,
   Dispatcher,
@@ -15,7 +15,7 @@ export {
   isThrottled,
   type ParkedItem,
 } from './dispatcher.ts';
-export { buildEvent, type EventSources, ITEM_RESOURCE } from './event-builder.ts';
+export { buildEvent, companionKeys, type EventSources, itemKeyOf } from './event-builder.ts';
 export {
   createForwarder,
   type Forwarder,
@@ -64,12 +64,7 @@ export {
   WorkQueue,
   type WorkQueueOptions,
 } from './queue.ts';
-export {
-  keyString,
-  parseKeyString,
-  ReferenceIndex,
-  referenceCandidates,
-} from './reference-index.ts';
+export { ReferenceIndex, referenceCandidates } from './reference-index.ts';
 export {
   FORWARD_SETTINGS,
   type ForwardSettings,
@@ -85,3 +80,13 @@ export {
   type VirtualWriteOutcome,
   VirtualWriteRefusedError,
 } from './virtual-writer.ts';
+export {
+  type CommonInformerOptions,
+  createWatches,
+  type ItemWatch,
+  itemKindsOf,
+  resourceKeyOf,
+  type Watches,
+  type WatchHandlers,
+  type WatchOptions,
+} from './watches.ts';

@@ -6,8 +6,10 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Live numbers the gauges read at scrape time. */
 export interface MetricSources {
-  /** Keys ready in the work queue. */
+  /** Live keys ready in the work queue (a resync's keys are {@link resyncBacklog}). */
   queueDepth(): number;
+  /** Keys of a resync still waiting in the queue's backlog lane (handed out after live work). */
+  resyncBacklog(): number;
   /** Keys waiting for a backoff delay. */
   queueDelayed(): number;
   /** Keys handed out and not finished. */
@@ -35,12 +37,12 @@ export class ForwarderMetrics {
   readonly batchSize: Histogram;
   /** From the first queued trigger of a key (`enqueuedAt`) to its result being handled. */
   readonly eventToApplied: Histogram<'status'>;
-  /** Item results by status and reason code. */
-  readonly results: Counter<'status' | 'reason_code'>;
+  /** Item results by status, reason code and resource plural. */
+  readonly results: Counter<'status' | 'reason_code' | 'resource'>;
   /** Items put back on the queue with backoff, by cause. */
   readonly retries: Counter<'cause'>;
-  /** Keys parked, by reason code (a counter; the gauge `parked_keys` is the current set). */
-  readonly parked: Counter<'reason_code'>;
+  /** Keys parked, by reason code and resource (a counter; the gauge `parked_keys` is the current set). */
+  readonly parked: Counter<'reason_code' | 'resource'>;
   /** Virtual-side writes performed, by verb and outcome. */
   readonly virtualWrites: Counter<'verb' | 'outcome'>;
   /** Informer stream restarts, by informer and cause (`error`, `gone`, `quiet`, `closed`). */
@@ -89,8 +91,8 @@ export class ForwarderMetrics {
     });
     this.results = new Counter({
       name: `${PREFIX}results_total`,
-      help: 'Item results by status and reason code.',
-      labelNames: ['status', 'reason_code'],
+      help: 'Item results by status, reason code and resource plural.',
+      labelNames: ['status', 'reason_code', 'resource'],
       registers,
     });
     this.retries = new Counter({
@@ -101,8 +103,8 @@ export class ForwarderMetrics {
     });
     this.parked = new Counter({
       name: `${PREFIX}parked_total`,
-      help: 'Keys parked (retry budget spent or permanent failure), by reason code; retried at the next resync.',
-      labelNames: ['reason_code'],
+      help: 'Keys parked (retry budget spent or permanent failure), by reason code and resource; retried at the next resync.',
+      labelNames: ['reason_code', 'resource'],
       registers,
     });
     this.virtualWrites = new Counter({
@@ -149,7 +151,12 @@ export class ForwarderMetrics {
           this.set(read(pick)());
         },
       });
-    gauge('queue_depth', 'Keys ready in the work queue.', (s) => s.queueDepth());
+    gauge('queue_depth', 'Live keys ready in the work queue.', (s) => s.queueDepth());
+    gauge(
+      'resync_backlog',
+      'Keys of a resync waiting behind live work (the backlog lane of the queue).',
+      (s) => s.resyncBacklog(),
+    );
     gauge('queue_delayed', 'Keys waiting for a retry backoff.', (s) => s.queueDelayed());
     gauge('in_flight_keys', 'Keys handed out and not finished.', (s) => s.inFlightKeys());
     gauge('in_flight_invocations', 'Invocations under way.', (s) => s.inFlightInvocations());

@@ -6,26 +6,26 @@
  * `fromHost` item about it has nothing to do. Any other writer (a user, a controller) gives the
  * copy a new resourceVersion, so its edits are never taken for echoes.
  *
- * Memory is one entry per virtual key at most: the latest write replaces the entry, and the entry
+ * Memory is one entry per queue key (`resource/namespace/name`) at most: the latest write replaces the entry, and the entry
  * goes when an echo consumes it, when the copy is deleted, or when a later write reports none.
  */
 import type { ItemResult } from '../contract/result.ts';
-
-/** The host resource whose copies the forwarder watches. */
-const WATCHED_RESOURCE = 'endpoints';
+import { parseResourceKey } from '../model/index.ts';
 
 /** The resourceVersion of the forwarder's own last write to each key's host copy. */
 export class OwnWrites {
   readonly #versions = new Map<string, string>();
 
   /**
-   * Notes the host copy version a result reports for `key`: the last create or update of the
-   * watched resource (writes to other resources, e.g. referenced Secrets, are not watched).
+   * Notes the host copy version a result reports for the queue key `key`
+   * (`resource/namespace/name`): the last create or update of the key's own resource, whose host
+   * copies the forwarder watches (writes to other resources, e.g. referenced Secrets, are not).
    */
   record(key: string, result: ItemResult): void {
+    const resource = parseResourceKey(key)?.resource;
     let last: ItemResult['hostWrites'][number] | undefined;
     for (const write of result.hostWrites) {
-      if (write.resource === WATCHED_RESOURCE) last = write;
+      if (write.resource === resource) last = write;
     }
     if (last === undefined) return;
     if (last.verb !== 'delete' && last.resourceVersion) {

@@ -1,32 +1,21 @@
 /**
- * Which virtual Endpoints may reference which Secret/ConfigMap, so that a change to a referenced
- * object re-triggers the Endpoints whose reference patches point at it.
+ * Which virtual items may reference which Secret/ConfigMap, so that a change to a referenced
+ * object re-triggers the items whose reference patches point at it. The same reverse index also
+ * serves as the forwarder's companion index (companion key -> the items whose kind reads it).
  *
  * The forwarder does not load the configuration (only the functions do), so it cannot evaluate
  * reference patches itself. It over-approximates instead: every label and annotation value of an
- * Endpoints that is a valid object name is a candidate reference in the Endpoints' namespace, and
- * a `namespace/name` value a candidate in that namespace. Reference patches on Endpoints point at
+ * item that is a valid object name is a candidate reference in the item's namespace, and
+ * a `namespace/name` value a candidate in that namespace. Reference patches point at
  * such values (`metadata.annotations["<key>"]`), so no real reference is missed; a candidate that
  * is not one costs a harmless re-trigger and an unused object in the event.
  */
-import type { KubeObject } from '../kube/object.ts';
-import type { ObjectKey } from '../sync/types.ts';
+import { type KubeObject, type ObjectKey, objectKeyString } from '../model/index.ts';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 function isName(value: string): boolean {
   return value.length > 0 && value.length <= 253 && DNS_SUBDOMAIN.test(value);
-}
-
-/** `namespace/name`, the key format of every cache and queue in the forwarder. */
-export function keyString(key: ObjectKey): string {
-  return `${key.namespace}/${key.name}`;
-}
-
-/** The inverse of {@link keyString}. */
-export function parseKeyString(key: string): ObjectKey {
-  const slash = key.indexOf('/');
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /** The keys an object's label and annotation values may reference (see the module comment). */
@@ -50,8 +39,8 @@ export function referenceCandidates(object: KubeObject): ObjectKey[] {
       const name = value.slice(slash + 1);
       if (isName(ns) && ns.length <= 63 && isName(name)) key = { namespace: ns, name };
     }
-    if (key && !seen.has(keyString(key))) {
-      seen.add(keyString(key));
+    if (key && !seen.has(objectKeyString(key))) {
+      seen.add(objectKeyString(key));
       out.push(key);
     }
   }

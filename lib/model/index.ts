@@ -13,6 +13,7 @@ export {
   stableStringify,
 } from './json.ts';
 export {
+  keyOfObject,
   type ObjectKey,
   objectKeyString,
   parseObjectKey,
@@ -54,6 +55,7 @@ export {
   resourcePath,
   SYNCED_RESOURCES,
   type SyncedResource,
+  type SyncRole,
   type SyncSection,
   syncedByKind,
   syncedByPlural,

@@ -2,6 +2,7 @@
  * Object keys. A key always says which resource it is about, so two kinds with objects of the
  * same name (an Endpoints and its EndpointSlice) never share a queue slot, cache entry or result.
  */
+import type { KubeObject } from './object.ts';
 
 /** Namespace and name of an object. */
 export interface ObjectKey {
@@ -32,6 +33,11 @@ export function parseResourceKey(text: string): ResourceKey | undefined {
     namespace: text.slice(first + 1, second),
     name: text.slice(second + 1),
   };
+}
+
+/** The key of an object (empty strings for a missing namespace or name). */
+export function keyOfObject(object: KubeObject): ObjectKey {
+  return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
 }
 
 /** `namespace/name`: the key of one resource's informer cache. */

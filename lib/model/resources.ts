@@ -86,15 +86,28 @@ export function resourcePath(resource: ResourceType, namespace?: string, name?: 
 export type NameScheme = 'long' | 'short';
 
 /**
+ * Why a resource is in the synced table, which decides how its virtual objects reach the sync:
+ * - `item`: each virtual object is synced on its own; the forwarder watches the resource and
+ *   its managed host copies and sends every object as an event item;
+ * - `reference`: an object is copied only when a reference patch names it; the forwarder watches
+ *   the resource and sends its objects with the items that may reference them;
+ * - `companion`: only read by the rules of other kinds (a kind's companions say which), never
+ *   sent as an item or a reference.
+ */
+export type SyncRole = 'item' | 'reference' | 'companion';
+
+/**
  * A resource the sync copies to the host: its `sync.toHost.<section>` configuration key, whether
- * that section is on by default, and its host name scheme (`long`: the readable
- * `name-x-namespace-x-vc`; `short`: the `v...` digest name of reference targets).
+ * that section is on by default, its host name scheme (`long`: the readable
+ * `name-x-namespace-x-vc`; `short`: the `v...` digest name of reference targets) and its
+ * {@link SyncRole}.
  */
 export interface SyncedResource {
   readonly resource: ResourceName;
   readonly section: string;
   readonly enabledByDefault: boolean;
   readonly nameScheme: NameScheme;
+  readonly role: SyncRole;
 }
 
 /**
@@ -103,17 +116,42 @@ export interface SyncedResource {
  * lives in `lib/sync/kinds/`.
  */
 export const SYNCED_RESOURCES = [
-  { resource: 'endpoints', section: 'endpoints', enabledByDefault: true, nameScheme: 'long' },
-  { resource: 'services', section: 'services', enabledByDefault: true, nameScheme: 'long' },
+  {
+    resource: 'endpoints',
+    section: 'endpoints',
+    enabledByDefault: true,
+    nameScheme: 'long',
+    role: 'item',
+  },
+  {
+    resource: 'services',
+    section: 'services',
+    enabledByDefault: true,
+    nameScheme: 'long',
+    role: 'companion',
+  },
   // Referenced Secrets and ConfigMaps are copied only when their section is enabled; on by
   // default (as in the reference project) so a reference patch works as written.
-  { resource: 'secrets', section: 'secrets', enabledByDefault: true, nameScheme: 'short' },
-  { resource: 'configMaps', section: 'configMaps', enabledByDefault: true, nameScheme: 'short' },
+  {
+    resource: 'secrets',
+    section: 'secrets',
+    enabledByDefault: true,
+    nameScheme: 'short',
+    role: 'reference',
+  },
+  {
+    resource: 'configMaps',
+    section: 'configMaps',
+    enabledByDefault: true,
+    nameScheme: 'short',
+    role: 'reference',
+  },
   {
     resource: 'endpointSlices',
     section: 'endpointSlices',
     enabledByDefault: true,
     nameScheme: 'long',
+    role: 'item',
   },
 ] as const satisfies readonly SyncedResource[];
 

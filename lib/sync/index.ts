@@ -12,8 +12,12 @@ export {
 export {
   type Companion,
   type CompanionObjects,
+  companionResources,
+  ITEM_KINDS,
   kindOfKind,
   kindOfResource,
+  kindResource,
+  REFERENCE_RESOURCES,
   SYNC_KINDS,
   type SyncKind,
 } from './kinds/index.ts';

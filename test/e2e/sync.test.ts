@@ -297,7 +297,7 @@ describe('Services', () => {
   it('syncs Endpoints created before their Service once the Service appears', async () => {
     const results: string[] = [];
     const onResult = (r: { key: string; result: { reasonCode: string } }) => {
-      if (r.key === `${NS}/s1`) results.push(r.result.reasonCode);
+      if (r.key === `endpoints/${NS}/s1`) results.push(r.result.reasonCode);
     };
     stack.forwarder.events.on('result', onResult);
     try {

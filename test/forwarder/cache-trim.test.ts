@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { hostCopyView, serviceView, withoutManagedFields } from '../../lib/forwarder/cache-trim.ts';
+import {
+  companionView,
+  hostCopyView,
+  withoutManagedFields,
+} from '../../lib/forwarder/cache-trim.ts';
 import { endpointsSkipReason } from '../../lib/sync/endpoints.ts';
 
 const key = { namespace: 'apps', name: 'db' };
@@ -34,10 +38,10 @@ describe('cache trimming', () => {
     expect(withoutManagedFields(trimmed)).toBe(trimmed);
   });
 
-  it('serviceView keeps identity and selector, and the skip decision is the same as on the full Service', () => {
+  it('companionView keeps identity and selector, and the skip decision is the same as on the full Service', () => {
     for (const spec of [{}, { selector: { app: 'db' } }, { selector: {} }, { selector: null }]) {
       const full = service(spec);
-      const view = serviceView(full);
+      const view = companionView(full);
       expect(endpointsSkipReason(key, view)).toEqual(endpointsSkipReason(key, full));
       expect(view.metadata).toEqual({
         name: 'db',
@@ -47,7 +51,7 @@ describe('cache trimming', () => {
       });
       expect(Object.keys(view['spec'] as object)).toEqual('selector' in spec ? ['selector'] : []);
     }
-    expect(endpointsSkipReason(key, serviceView({ metadata: { name: 'db' } }))).toBeUndefined();
+    expect(endpointsSkipReason(key, companionView({ metadata: { name: 'db' } }))).toBeUndefined();
   });
 
   it('hostCopyView keeps identity, labels and the marker annotations that name the virtual object', () => {

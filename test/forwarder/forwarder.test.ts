@@ -205,7 +205,7 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     const f = start(invoker, { retryBudget: 3, logger });
     const parked = await new Promise<unknown>((resolve) => f.events.once('parked', resolve));
     expect(parked).toMatchObject({
-      key: 'apps/bad',
+      key: 'endpoints/apps/bad',
       reasonCode: 'host-api-unavailable',
       attempts: 4,
     });
@@ -228,9 +228,9 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     );
     const text = await f.metrics.text();
     expect(text).toMatch(
-      /endpoint_sync_forwarder_parked_total\{reason_code="host-api-unavailable"\} 1/,
+      /endpoint_sync_forwarder_parked_total\{reason_code="host-api-unavailable",resource="endpoints"\} 1/,
     );
-    expect(f.stats().parked.map((p) => p.key)).toEqual(['apps/bad']);
+    expect(f.stats().parked.map((p) => p.key)).toEqual(['endpoints/apps/bad']);
 
     // Fixed: the next resync retries it and it leaves the parked set.
     invoker.overrides.delete('apps/bad');
@@ -303,7 +303,7 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     const f = start(invoker);
     const conflicts: string[] = [];
     f.events.on('result', (r) => {
-      if (r.key === 'apps/web') stale = false;
+      if (r.key === 'endpoints/apps/web') stale = false;
       conflicts.push(r.result.status);
     });
     await waitFor(
@@ -361,7 +361,9 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     invoker.throttleNext = 3;
     invoker.poison.add('apps/poison');
     const f = start(invoker, { retryBudget: 2 });
-    await waitFor('poison parked', () => f.stats().parked.some((p) => p.key === 'apps/poison'));
+    await waitFor('poison parked', () =>
+      f.stats().parked.some((p) => p.key === 'endpoints/apps/poison'),
+    );
     await waitFor('others synced', () => ['a', 'b', 'c'].every((n) => hostCopy('apps', n)));
     expect(f.stats().invocations.throttled).toBe(3);
     expect(f.stats().parked.map((p) => p.reasonCode)).toEqual(['invocation-failed']);
@@ -409,7 +411,7 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
       'endpoint_sync_forwarder_invocations_total{outcome="ok"}',
       'endpoint_sync_forwarder_invocation_duration_seconds_bucket',
       'endpoint_sync_forwarder_event_to_applied_seconds_bucket{le="0.01",status="applied"}',
-      'endpoint_sync_forwarder_results_total{status="applied",reason_code="created"} 1',
+      'endpoint_sync_forwarder_results_total{status="applied",reason_code="created",resource="endpoints"} 1',
       'endpoint_sync_forwarder_informer_restarts_total',
       'endpoint_sync_forwarder_informer_events_total{informer="host-endpoints",type="ADDED"}',
       'endpoint_sync_forwarder_parked_keys 0',

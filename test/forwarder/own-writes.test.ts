@@ -21,7 +21,7 @@ describe('OwnWrites', () => {
   it('matches the version of the last host copy write once, and nothing else', () => {
     const writes = new OwnWrites();
     writes.record(
-      'apps/db',
+      'endpoints/apps/db',
       result(
         { verb: 'create', ...copy, resourceVersion: '5' },
         { verb: 'update', ...copy, resourceVersion: '7' },
@@ -34,26 +34,40 @@ describe('OwnWrites', () => {
         },
       ),
     );
-    expect(writes.consume('apps/db', '5')).toBe(false);
-    expect(writes.consume('apps/other', '7')).toBe(false);
-    expect(writes.consume('apps/db', undefined)).toBe(false);
-    expect(writes.consume('apps/db', '7')).toBe(true);
-    expect(writes.consume('apps/db', '7')).toBe(false);
+    expect(writes.consume('endpoints/apps/db', '5')).toBe(false);
+    expect(writes.consume('endpoints/apps/other', '7')).toBe(false);
+    expect(writes.consume('endpoints/apps/db', undefined)).toBe(false);
+    expect(writes.consume('endpoints/apps/db', '7')).toBe(true);
+    expect(writes.consume('endpoints/apps/db', '7')).toBe(false);
     expect(writes.size).toBe(0);
+  });
+
+  it("records the write of the key's own resource: a slice key matches its slice copy only", () => {
+    const writes = new OwnWrites();
+    const slice = { resource: 'endpointslices', namespace: 'vc-host', name: 'db-x-apps-x-vc' };
+    writes.record(
+      'endpointslices/apps/db',
+      result(
+        { verb: 'update', ...slice, resourceVersion: '4' },
+        { verb: 'update', ...copy, resourceVersion: '6' },
+      ),
+    );
+    expect(writes.consume('endpointslices/apps/db', '6')).toBe(false);
+    expect(writes.consume('endpointslices/apps/db', '4')).toBe(true);
   });
 
   it('keeps nothing for deletes, versionless results, or a deleted copy', () => {
     const writes = new OwnWrites();
-    writes.record('apps/db', result({ verb: 'update', ...copy, resourceVersion: '7' }));
-    writes.record('apps/db', result({ verb: 'update', ...copy }));
-    expect(writes.consume('apps/db', '7')).toBe(false);
-    writes.record('apps/db', result({ verb: 'update', ...copy, resourceVersion: '9' }));
-    writes.record('apps/db', result({ verb: 'delete', ...copy }));
-    expect(writes.consume('apps/db', '9')).toBe(false);
-    writes.record('apps/db', result({ verb: 'update', ...copy, resourceVersion: '11' }));
-    writes.record('apps/db', result());
-    writes.forget('apps/db');
-    expect(writes.consume('apps/db', '11')).toBe(false);
+    writes.record('endpoints/apps/db', result({ verb: 'update', ...copy, resourceVersion: '7' }));
+    writes.record('endpoints/apps/db', result({ verb: 'update', ...copy }));
+    expect(writes.consume('endpoints/apps/db', '7')).toBe(false);
+    writes.record('endpoints/apps/db', result({ verb: 'update', ...copy, resourceVersion: '9' }));
+    writes.record('endpoints/apps/db', result({ verb: 'delete', ...copy }));
+    expect(writes.consume('endpoints/apps/db', '9')).toBe(false);
+    writes.record('endpoints/apps/db', result({ verb: 'update', ...copy, resourceVersion: '11' }));
+    writes.record('endpoints/apps/db', result());
+    writes.forget('endpoints/apps/db');
+    expect(writes.consume('endpoints/apps/db', '11')).toBe(false);
     expect(writes.size).toBe(0);
   });
 });

@@ -4,7 +4,7 @@
  * translation and (through the event contract) the forwarder iterate over this table; none of
  * them names a kind. Re-exports and the table only.
  */
-import { RESOURCES, SYNCED_RESOURCES } from '../../model/index.ts';
+import { RESOURCES, type ResourceType, SYNCED_RESOURCES } from '../../model/index.ts';
 import { ENDPOINT_SLICE_KIND } from './endpoint-slice.ts';
 import { ENDPOINTS_KIND } from './endpoints.ts';
 import { plainKind, type SyncKind } from './kind.ts';
@@ -46,7 +46,23 @@ export function kindOfKind(kind: string): SyncKind | undefined {
   return byKind.get(kind);
 }
 
-/** Resource plurals of every companion of every kind (what the forwarder must watch besides). */
-export function companionResources(): string[] {
-  return [...new Set(SYNC_KINDS.flatMap((k) => k.companions.map((c) => c.resource)))];
+/** Resource plurals of every companion of `kinds` (what the forwarder must watch besides). */
+export function companionResources(kinds: readonly SyncKind[] = SYNC_KINDS): string[] {
+  return [...new Set(kinds.flatMap((k) => k.companions.map((c) => c.resource)))];
 }
+
+/** How to reach a kind's objects on the API server (its row's resource). */
+export function kindResource(kind: SyncKind): ResourceType {
+  return RESOURCES[kind.row.resource];
+}
+
+/**
+ * The kinds whose every virtual object is an item of its own (role `item`): what the forwarder
+ * watches, with their managed host copies, and sends.
+ */
+export const ITEM_KINDS: readonly SyncKind[] = SYNC_KINDS.filter((k) => k.row.role === 'item');
+
+/** The resources reference patches copy (role `reference`): what the forwarder sends with items. */
+export const REFERENCE_RESOURCES: readonly ResourceType[] = SYNC_KINDS.filter(
+  (k) => k.row.role === 'reference',
+).map(kindResource);
