@@ -6,6 +6,7 @@
  * (`sync.toHost.endpoint` would otherwise be silently ignored).
  */
 import type { Node } from 'yaml';
+import { dnsLabelProblem, namespaceMappingProblem } from '../naming/namespace-mapping.ts';
 import { DEFAULTS } from './defaults.ts';
 import { readPatchList } from './patch-list.ts';
 import { closestMatch } from './suggest.ts';
@@ -265,10 +266,17 @@ function readNamespaces(ctx: ReadContext, entry: Entry, into: NamespaceSyncConfi
   /** Host namespace -> config path of the first virtual namespace mapped to it. */
   const hostToVirtual = new Map<string, string>();
   for (const pair of entries(ctx, byNameMap, byName!.configPath)) {
-    const validKey = checkNamespaceName(ctx, pair, pair.key, pair.keyNode, 'virtual namespace');
     const host = readString(ctx, pair, 'team-a-host');
     if (host === undefined) continue;
-    if (!checkNamespaceName(ctx, pair, host, pair.place, 'host namespace') || !validKey) continue;
+    const problem = namespaceMappingProblem(pair.key, host);
+    if (problem !== undefined) {
+      ctx.reporter.error(
+        (problem.includes('virtual namespace') ? pair.keyNode : pair.place) ?? pair.keyNode,
+        pair.configPath,
+        `${pair.configPath}: ${problem}`,
+      );
+      continue;
+    }
     const other = hostToVirtual.get(host);
     if (other !== undefined) {
       ctx.reporter.error(
@@ -292,35 +300,6 @@ function readNamespaces(ctx: ReadContext, entry: Entry, into: NamespaceSyncConfi
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-/** vcluster's placeholder for the virtual cluster's name in namespace mappings. */
-// biome-ignore lint/suspicious/noTemplateCurlyInString: vcluster's placeholder is this literal text
-const NAME_PLACEHOLDER = '${name}';
-
-function checkNamespaceName(
-  ctx: ReadContext,
-  entry: Entry,
-  name: string,
-  place: Node | null,
-  what: string,
-): boolean {
-  if (name.length <= 63 && DNS_LABEL.test(name)) return true;
-  // vcluster's pattern mappings and its name placeholder are valid vcluster config: say so
-  // rather than calling them bad names.
-  const vclusterForm = name.includes('*')
-    ? 'a pattern mapping (with "*")'
-    : name.includes(NAME_PLACEHOLDER)
-      ? `the ${NAME_PLACEHOLDER} placeholder`
-      : undefined;
-  ctx.reporter.error(
-    place ?? entry.keyNode,
-    entry.configPath,
-    vclusterForm !== undefined
-      ? `${entry.configPath}: the ${what} uses ${vclusterForm}, which vcluster supports and endpoint-sync does not yet; write one exact mapping per namespace (e.g. team-a-dev: h-team-a-dev) with the virtual cluster's name written out`
-      : `${entry.configPath}: the ${what} is not a valid namespace name (${dnsLabelProblem(name)}); use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`,
-  );
-  return false;
-}
-
 function readClusterDomain(ctx: ReadContext, entry: Entry): string | undefined {
   const value = readString(ctx, entry, 'cluster.local');
   if (value === undefined) return undefined;
@@ -332,17 +311,6 @@ function readClusterDomain(ctx: ReadContext, entry: Entry): string | undefined {
     `${entry.configPath} is not a DNS subdomain (${subdomainProblem(value)}); use lowercase letters, digits, "-" and "." (at most 253 characters, labels of at most 63 starting and ending with a letter or digit), e.g. cluster.local`,
   );
   return undefined;
-}
-
-/** What is wrong with a would-be DNS label, without repeating it. */
-function dnsLabelProblem(name: string): string {
-  if (name === '') return 'it is empty';
-  if (name.length > 63) return `it has ${name.length} characters`;
-  if (/[A-Z]/.test(name)) return 'it has an uppercase letter';
-  if (!/^[a-z0-9]/.test(name) || !/[a-z0-9]$/.test(name)) {
-    return 'it starts or ends with a character other than a letter or digit';
-  }
-  return 'it has a character other than a lowercase letter, digit or "-"';
 }
 
 /** What is wrong with a would-be DNS subdomain, without repeating it. */

@@ -9,6 +9,12 @@
  */
 import type { SyncConfig } from '../config/types.ts';
 import { hostName, MAX_NAME_LENGTH, safeConcatName, shortName } from '../naming/index.ts';
+import {
+  compileNamespaceMappings,
+  type MappingMatch,
+  NAME_PLACEHOLDER,
+  type NamespaceMappings,
+} from '../naming/namespace-mapping.ts';
 import { type NameScheme, nameSchemeOf } from './kinds.ts';
 import type { ObjectKey, VirtualClusterIdentity } from './types.ts';
 
@@ -45,29 +51,29 @@ export interface HostNamespaceResolution {
   problem?: string;
 }
 
-/** The explicit mapping of `virtualNamespace`, read as an own property only. */
-function mappingOf(config: SyncConfig, virtualNamespace: string): string | undefined {
+/** Compiled mappings per mappings object and virtual cluster name (asked on every object). */
+const compiledCache = new WeakMap<object, Map<string, NamespaceMappings>>();
+
+function mappingsOf(config: SyncConfig, vcName: string): NamespaceMappings {
   const mappings = config.namespaces.mappings;
-  if (!Object.hasOwn(mappings, virtualNamespace)) return undefined;
-  const target = mappings[virtualNamespace];
-  return typeof target === 'string' ? target : undefined;
+  let byName = compiledCache.get(mappings);
+  if (byName === undefined) {
+    byName = new Map();
+    compiledCache.set(mappings, byName);
+  }
+  let compiled = byName.get(vcName);
+  if (compiled === undefined) {
+    compiled = compileNamespaceMappings(mappings, vcName);
+    byName.set(vcName, compiled);
+  }
+  return compiled;
 }
 
-/** Mapping target -> virtual namespace, per mappings object (the planner asks on every object). */
-const targetsCache = new WeakMap<object, ReadonlyMap<string, string>>();
-
-function mappingTargets(config: SyncConfig): ReadonlyMap<string, string> {
-  const mappings = config.namespaces.mappings;
-  let targets = targetsCache.get(mappings);
-  if (targets === undefined) {
-    const built = new Map<string, string>();
-    for (const [virtual, host] of Object.entries(mappings)) {
-      if (typeof host === 'string' && !built.has(host)) built.set(host, virtual);
-    }
-    targets = built;
-    targetsCache.set(mappings, targets);
-  }
-  return targets;
+/** How a mapping match is named in a reason. */
+function viaOf(match: MappingMatch): string {
+  return match.kind === 'pattern'
+    ? `the pattern mapping ${JSON.stringify(match.pattern)}`
+    : 'the exact mapping';
 }
 
 /**
@@ -88,25 +94,34 @@ const mappingsHint =
  *
  * Single-namespace mode: the virtual cluster's host namespace, always allowed.
  *
- * Multi-namespace mode, explicit mapping (`mappings.byName`), refused when the target is
- * - a system namespace (`kube-system`, `kube-public`, `kube-node-lease`);
- * - the virtual cluster's own host namespace, where its control plane and credentials live;
- * - shaped like another virtual cluster's default host namespace (`<other>-x-<namespace>`,
- *   read at the first `-x-`), so that no tenant's config can name another tenant's namespaces.
+ * Multi-namespace mode, a mapping of `mappings.byName` (an exact one first, else the one
+ * pattern `prefix*` that matches, vcluster's order; `${name}` is the virtual cluster's name),
+ * refused when
+ * - two patterns match the name (vcluster's choice would depend on map order);
+ * - the result is no valid namespace name (a pattern can make it too long);
+ * - the result is sent back by the mappings to another virtual namespace (an exact mapping to
+ *   the same name wins, or two patterns read it): one host namespace never has two owners;
+ * - the target is a system namespace (`kube-system`, `kube-public`, `kube-node-lease`);
+ * - the target is the virtual cluster's own host namespace, where its control plane and
+ *   credentials live;
+ * - the target is shaped like another virtual cluster's default host namespace
+ *   (`<other>-x-<namespace>`, read at the first `-x-`), so that no tenant's config can name
+ *   another tenant's namespaces.
  *
- * Multi-namespace mode, default rule `<vc>-x-<namespace>`, refused when
+ * Multi-namespace mode, default rule `<vc>-x-<namespace>` (no mapping matches), refused when
  * - the first `-x-` of the result is not the separator (the virtual cluster's name contains
  *   `-x-` or ends in `-x`): `a` + `x-c` and `a-x` + `c` both give `a-x-x-c`, so the rule is read
  *   at the first `-x-` and only the virtual cluster that reading names may use it;
  * - the result is longer than 63 characters (a digest-shortened name cannot be read back, and
  *   a 40-bit digest can be aimed at);
- * - an explicit mapping already sends another virtual namespace there (the mapping wins);
+ * - a mapping (exact or pattern) already sends another virtual namespace there (the mapping
+ *   wins);
  * - it is the virtual cluster's own host namespace or a system namespace.
  *
- * Together these make the mapping injective within one virtual cluster (the configuration
- * loader refuses two mappings to one target) and, for the default rule, across virtual
- * clusters: a name accepted here is owned by exactly one (virtual cluster, namespace). Two
- * tenants mapping explicitly to one name is the tenant registry's to refuse.
+ * Together these make the mapping injective within one virtual cluster and, for the default
+ * rule, across virtual clusters: a name accepted here is owned by exactly one (virtual cluster,
+ * namespace). Which host namespaces a tenant may write at all is the tenant registry's to say:
+ * the function checks every host key against it, whatever a pattern expands to.
  */
 export function resolveHostNamespace(
   virtualNamespace: string,
@@ -115,9 +130,36 @@ export function resolveHostNamespace(
 ): HostNamespaceResolution {
   if (!isMultiNamespace(config)) return { namespace: identity.hostNamespace };
   const where = `virtual namespace ${JSON.stringify(virtualNamespace)}`;
-  const mapped = mappingOf(config, virtualNamespace);
-  if (mapped !== undefined) {
-    const to = `${where} is mapped to host namespace ${JSON.stringify(mapped)}`;
+  const mappings = mappingsOf(config, identity.name);
+  const match = mappings.toHost(virtualNamespace);
+  if (match.kind === 'ambiguous') {
+    return {
+      namespace: '',
+      problem: `${where} matches more than one mapping (${match.mappings.map((p) => JSON.stringify(p)).join(', ')}) once ${NAME_PLACEHOLDER} is filled in, so its host namespace is ambiguous; give it one exact mapping or make the patterns' prefixes distinct`,
+    };
+  }
+  if (match.kind !== 'none') {
+    const mapped = match.to;
+    const to = `${where} is mapped by ${viaOf(match)} to host namespace ${JSON.stringify(mapped)}`;
+    if (mapped.length > MAX_NAME_LENGTH || !DNS_LABEL.test(mapped)) {
+      return {
+        namespace: mapped,
+        problem: `${to}, which is not a valid namespace name (at most ${MAX_NAME_LENGTH} lowercase letters, digits and "-"); shorten the pattern's host prefix or give the namespace an exact mapping`,
+      };
+    }
+    const back = mappings.toVirtual(mapped);
+    if (back.kind !== 'exact' && back.kind !== 'pattern') {
+      return {
+        namespace: mapped,
+        problem: `${to}, which more than one mapping reads back; make the host namespaces and the host prefixes of the patterns distinct`,
+      };
+    }
+    if (back.to !== virtualNamespace) {
+      return {
+        namespace: mapped,
+        problem: `${to}, which ${viaOf(back)} already gives to virtual namespace ${JSON.stringify(back.to)}; map this namespace elsewhere`,
+      };
+    }
     if (SYSTEM_NAMESPACES.has(mapped)) {
       return { namespace: mapped, problem: `${to}, a system namespace; map it elsewhere` };
     }
@@ -151,11 +193,15 @@ export function resolveHostNamespace(
       problem: `${by}, which is longer than ${MAX_NAME_LENGTH} characters and would be shortened by a digest; ${mappingsHint}`,
     };
   }
-  const claimant = mappingTargets(config).get(namespace);
-  if (claimant !== undefined) {
+  const claimant = mappings.toVirtual(namespace);
+  if (claimant.kind !== 'none') {
+    const whose =
+      claimant.kind === 'ambiguous'
+        ? 'more than one mapping'
+        : `${viaOf(claimant)} (for virtual namespace ${JSON.stringify(claimant.to)})`;
     return {
       namespace,
-      problem: `${by}, which the explicit mapping of virtual namespace ${JSON.stringify(claimant)} already uses; ${mappingsHint}`,
+      problem: `${by}, which ${whose} already uses; ${mappingsHint}`,
     };
   }
   if (namespace === identity.hostNamespace || SYSTEM_NAMESPACES.has(namespace)) {
@@ -169,7 +215,8 @@ export function resolveHostNamespace(
 
 /**
  * The host namespace objects of `virtualNamespace` are synced into (whether or not they may be:
- * see {@link resolveHostNamespace}, which the planner checks before any write).
+ * see {@link resolveHostNamespace}, which the planner checks before any write). Empty when two
+ * patterns match it.
  */
 export function hostNamespaceOf(
   virtualNamespace: string,
@@ -177,9 +224,7 @@ export function hostNamespaceOf(
   config: SyncConfig,
 ): string {
   if (!isMultiNamespace(config)) return identity.hostNamespace;
-  return (
-    mappingOf(config, virtualNamespace) ?? defaultHostNamespace(virtualNamespace, identity.name)
-  );
+  return resolveHostNamespace(virtualNamespace, identity, config).namespace;
 }
 
 /** A DNS-1123 label: what a namespace name is. */
@@ -187,7 +232,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * The virtual namespace whose objects land in `hostNamespace` (multi-namespace mode: the
- * explicit mapping, or the default rule read at its first `-x-`), only when
+ * mapping that reads it back, else the default rule read at its first `-x-`), only when
  * {@link resolveHostNamespace} allows that virtual namespace there. `undefined` in
  * single-namespace mode, where every virtual namespace shares one host namespace and only the
  * copy's annotations tell.
@@ -198,16 +243,16 @@ export function virtualNamespaceOf(
   config: SyncConfig,
 ): string | undefined {
   if (!isMultiNamespace(config) || typeof hostNamespace !== 'string') return undefined;
-  const mapped = mappingTargets(config).get(hostNamespace);
-  if (mapped !== undefined) {
-    return resolveHostNamespace(mapped, identity, config).problem === undefined
-      ? mapped
-      : undefined;
+  const back = mappingsOf(config, identity.name).toVirtual(hostNamespace);
+  let candidate: string;
+  if (back.kind === 'exact' || back.kind === 'pattern') candidate = back.to;
+  else if (back.kind === 'ambiguous') return undefined;
+  else {
+    const prefix = `${identity.name}${SEPARATOR}`;
+    if (!hostNamespace.startsWith(prefix)) return undefined;
+    candidate = hostNamespace.slice(prefix.length);
   }
-  const prefix = `${identity.name}${SEPARATOR}`;
-  if (!hostNamespace.startsWith(prefix)) return undefined;
-  const candidate = hostNamespace.slice(prefix.length);
-  if (!DNS_LABEL.test(candidate) || mappingOf(config, candidate) !== undefined) return undefined;
+  if (!DNS_LABEL.test(candidate)) return undefined;
   const resolved = resolveHostNamespace(candidate, identity, config);
   return resolved.problem === undefined && resolved.namespace === hostNamespace
     ? candidate

@@ -19,6 +19,7 @@ import {
 } from '../../lib/sync/namespaces.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { Plan, VirtualClusterIdentity } from '../../lib/sync/types.ts';
+import { namespaceScope } from '../../lib/tenancy/index.ts';
 import { ClusterPair, config, DOMAIN, endpoints, manualService, secret } from '../sync/fixtures.ts';
 
 let evaluator: Evaluator;
@@ -51,6 +52,26 @@ function hostNamespacesWritten(plan: Plan): string[] {
   return plan.hostWrites.map((w) =>
     w.verb === 'delete' ? w.namespace : (w.object.metadata.namespace ?? ''),
   );
+}
+
+/** A client that records every read and write the function makes. */
+function recordingClient() {
+  const reads: string[] = [];
+  const writes: string[] = [];
+  const client = {
+    get: async (_type: unknown, name: string, opts: { namespace: string }) => {
+      reads.push(`${opts.namespace}/${name}`);
+      return null;
+    },
+    create: async (_type: unknown, object: { metadata: object }) => {
+      writes.push('create');
+      return { ...object, metadata: { ...object.metadata, resourceVersion: '1' } };
+    },
+    update: async () => writes.push('update'),
+    delete: async () => writes.push('delete'),
+    patch: async () => writes.push('patch'),
+  } as unknown as KubeClient;
+  return { client, reads, writes };
 }
 
 describe('finding 9: one host namespace, two owners', () => {
@@ -172,17 +193,7 @@ describe('finding 9: the function does not read a refused namespace', () => {
     ['a namespace another virtual cluster owns by the default rule', 'a-x', 'c'],
     ['a namespace Kubernetes cannot hold', 'vc', '__proto__'],
   ])('%s is neither read nor written', async (_what, vcName, namespace) => {
-    const reads: string[] = [];
-    const writes: string[] = [];
-    const client = {
-      get: async (_type: unknown, name: string, opts: { namespace: string }) => {
-        reads.push(`${opts.namespace}/${name}`);
-        return null;
-      },
-      create: async () => writes.push('create'),
-      update: async () => writes.push('update'),
-      delete: async () => writes.push('delete'),
-    } as unknown as KubeClient;
+    const { client, reads, writes } = recordingClient();
     const outcome = await syncItem(
       {
         id: '1',
@@ -380,5 +391,108 @@ describe('finding 9: properties', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('pattern mappings never reach outside the tenant registry entry', () => {
+  /** Tenant "a" may touch vc-a and team-a-*; tenant "b" owns team-b-*. */
+  const scopeA = {
+    namespaces: namespaceScope(['vc-a', 'team-a-*']),
+    resources: new Set(['endpoints', 'services', 'secrets', 'configmaps', 'endpointslices']),
+  };
+
+  function item(namespace: string) {
+    return {
+      id: '1',
+      direction: 'toHost' as const,
+      key: { resource: 'endpoints', namespace, name: 'db' },
+      virtualObject: endpoints('db', namespace),
+      companions: [
+        {
+          key: { resource: 'services', namespace, name: 'db' },
+          object: manualService('db', namespace),
+        },
+      ],
+    };
+  }
+
+  it.each([
+    ['a catch-all pattern onto the other tenant prefix', { '*': 'team-b-*' }, 'web'],
+    ['a pattern whose prefix is the other tenant prefix', { 'prod-*': 'team-b-prod-*' }, 'prod-1'],
+    [
+      'a pattern built with the name placeholder',
+      { 'x-*': ['team-b-', '$', '{name}-*'].join('') },
+      'x-web',
+    ],
+  ])('%s is refused with the reason, nothing read or written', async (_what, mappings, ns) => {
+    const cfg = multi(mappings);
+    const { client, reads, writes } = recordingClient();
+    const outcome = await syncItem(item(ns), {
+      client,
+      evaluator,
+      identity: who('a', 'vc-a'),
+      config: cfg,
+      scope: scopeA,
+    });
+    expect(outcome.result).toMatchObject({
+      status: 'failed',
+      reasonCode: 'namespace-not-allowed',
+      retryable: false,
+    });
+    expect(outcome.result.reason).toContain('outside the host namespaces');
+    expect(outcome.result.reason).toContain('team-b-');
+    expect(reads).toEqual([]);
+    expect(writes).toEqual([]);
+  });
+
+  it('the same pattern inside the tenant prefix is written', async () => {
+    const cfg = multi({ 'prod-*': 'team-a-prod-*' });
+    const { client, writes } = recordingClient();
+    const outcome = await syncItem(item('prod-1'), {
+      client,
+      evaluator,
+      identity: who('a', 'vc-a'),
+      config: cfg,
+      scope: scopeA,
+    });
+    expect(outcome.result, outcome.result.reason).toMatchObject({ status: 'applied' });
+    expect(writes).toEqual(['create']);
+  });
+
+  it('a reference through a pattern into the other tenant namespace is refused, nothing written', async () => {
+    const cfg = multi(
+      { 'web-*': 'team-a-web-*', 'sec-*': 'team-b-sec-*' },
+      `    endpoints:
+      patches:
+        - path: subsets[*].addresses[*].targetRef
+          reference: {apiVersion: v1, kind: Secret, namePath: name, namespacePath: namespace}
+`,
+    );
+    const object = endpoints('db', 'web-1');
+    const subsets = object['subsets'] as { addresses: { targetRef: Record<string, string> }[] }[];
+    subsets[0]!.addresses[0]!.targetRef = { kind: 'Secret', name: 'token', namespace: 'sec-1' };
+    const { client, reads, writes } = recordingClient();
+    const outcome = await syncItem(
+      {
+        ...item('web-1'),
+        virtualObject: object,
+        references: [secret('token', 'sec-1')],
+      },
+      { client, evaluator, identity: who('a', 'vc-a'), config: cfg, scope: scopeA },
+    );
+    expect(outcome.result.status).toBe('failed');
+    expect(outcome.result.reason).toContain('outside the host namespaces');
+    expect(reads.filter((r) => r.startsWith('team-b-'))).toEqual([]);
+    expect(writes).toEqual([]);
+  });
+
+  it('a pattern onto another virtual cluster default namespaces is refused by the planner too', () => {
+    const plan = planFor(who('vc'), multi({ 'team-*': 'other-x-team-*' }), 'team-1');
+    expect(plan).toMatchObject({
+      status: 'failed',
+      reasonCode: 'namespace-denied',
+      hostWrites: [],
+    });
+    expect(plan.reason).toContain('"other"');
   });
 });
