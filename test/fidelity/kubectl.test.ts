@@ -81,6 +81,26 @@ describe('kubectl create (protobuf bodies)', () => {
   });
 });
 
+describe('kubectl scale', () => {
+  it('scale deployment sets the replicas through the scale subresource', async () => {
+    await ok(['create', 'deployment', 'kc-scaled', '--image=example.com/app:1.0']);
+    expect(await ok(['scale', 'deployment/kc-scaled', '--replicas=3'])).toContain(
+      'deployment.apps/kc-scaled scaled',
+    );
+    const d = JSON.parse(await ok(['get', 'deployment', 'kc-scaled', '-o', 'json']));
+    expect(d.spec.replicas).toBe(3);
+    // --current-replicas is a precondition checked by kubectl against the Scale it reads.
+    const wrong = await k.run([
+      'scale',
+      'deployment/kc-scaled',
+      '--current-replicas=1',
+      '--replicas=4',
+    ]);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/Expected replicas to be 1, was 3/);
+  });
+});
+
 describe('kubectl auth', () => {
   it('auth can-i answers yes', async () => {
     expect((await ok(['auth', 'can-i', 'create', 'configmaps'])).trim()).toBe('yes');

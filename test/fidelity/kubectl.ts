@@ -4,10 +4,10 @@
  * PATH (these machines install it); without it the suite fails and says so.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Target } from './target.ts';
+import { type Target, writeKubeconfig } from './target.ts';
 
 /** What one kubectl call did. */
 export interface KubectlResult {
@@ -30,8 +30,7 @@ export interface Kubectl {
 /** Writes the target's kubeconfig and returns a kubectl that uses it. */
 export async function kubectlFor(t: Target): Promise<Kubectl> {
   const dir = await mkdtemp(path.join(tmpdir(), 'fidelity-kubectl-'));
-  const kubeconfig = path.join(dir, 'kubeconfig');
-  await writeFile(kubeconfig, t.kubeconfig.exportConfig(), { mode: 0o600 });
+  const kubeconfig = await writeKubeconfig(t, dir);
   return {
     kubeconfig,
     run: (args, opts = {}) =>

@@ -4,9 +4,10 @@
  * uniquely named namespace (deleted afterwards) and raw HTTP helpers that authenticate with that
  * kubeconfig (token, client certificate or CA), so the same assertions run against both.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
+import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { WatchQueue } from '../local/apiserver/watch-queue.ts';
@@ -45,6 +46,16 @@ export interface Target {
     accept?: string,
   ): Promise<{ status: number; next(ms?: number): Promise<Event | undefined>; close(): void }>;
   close(): Promise<void>;
+}
+
+/**
+ * Writes the target's kubeconfig (credentials included) into `dir`, readable by its owner only,
+ * for the real clients that read a file; returns the file's path.
+ */
+export async function writeKubeconfig(t: Target, dir: string): Promise<string> {
+  const file = path.join(dir, 'kubeconfig');
+  await writeFile(file, t.kubeconfig.exportConfig(), { mode: 0o600 });
+  return file;
 }
 
 /** Starts the target chosen by `TEST_KUBECONFIG`. */

@@ -51,7 +51,10 @@ function resourceEntries(rs: readonly ResourceType[]): Record<string, unknown>[]
         name: `${r.name}/${sub}`,
         singularName: '',
         namespaced: r.namespaced,
-        kind: r.kind,
+        // A scale subresource answers an autoscaling/v1 Scale, whatever the parent's kind.
+        ...(sub === 'scale'
+          ? { group: 'autoscaling', version: 'v1', kind: 'Scale' }
+          : { kind: r.kind }),
         verbs: ['get', 'patch', 'update'],
       });
     }

@@ -16,7 +16,7 @@ export interface ResourceType {
   namespaced: boolean;
   shortNames: string[];
   verbs: string[];
-  /** Subresources served (`status`). */
+  /** Subresources served (`status`, `scale`). */
   subresources: string[];
   /** Field-selector fields beyond `metadata.name` / `metadata.namespace`. */
   extraFields: Record<string, (obj: Record<string, unknown>) => string>;
@@ -192,7 +192,7 @@ export const RESOURCES: readonly ResourceType[] = [
     group: 'apps',
     shortNames: ['deploy'],
     categories: ['all'],
-    subresources: ['status'],
+    subresources: ['status', 'scale'],
     generation: true,
     specFields: ['spec'],
     statusFields: ['status'],

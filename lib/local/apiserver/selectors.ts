@@ -294,3 +294,30 @@ export function parseFieldSelector(src: string, r: ResourceType): FieldSelector 
     ...(namespace !== undefined ? { namespace } : {}),
   };
 }
+
+/**
+ * A `metav1.LabelSelector` (`matchLabels`, `matchExpressions`) as the selector string
+ * kube-apiserver prints (`LabelSelectorAsSelector(...).String()`): one requirement per label or
+ * expression, sorted by key, values of `in`/`notin` sorted. Used for a Scale's
+ * `status.selector`.
+ */
+export function labelSelectorString(selector: Record<string, unknown>): string {
+  const reqs: [string, string][] = [];
+  const matchLabels = selector.matchLabels;
+  if (matchLabels !== null && typeof matchLabels === 'object') {
+    for (const [k, v] of Object.entries(matchLabels)) reqs.push([k, `${k}=${String(v)}`]);
+  }
+  const exprs = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+  for (const e of exprs) {
+    if (e === null || typeof e !== 'object') continue;
+    const { key, operator, values } = e as Record<string, unknown>;
+    const k = String(key ?? '');
+    const vs = (Array.isArray(values) ? values.map(String) : []).sort();
+    if (operator === 'In') reqs.push([k, `${k} in (${vs.join(',')})`]);
+    else if (operator === 'NotIn') reqs.push([k, `${k} notin (${vs.join(',')})`]);
+    else if (operator === 'Exists') reqs.push([k, k]);
+    else if (operator === 'DoesNotExist') reqs.push([k, `!${k}`]);
+  }
+  reqs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return reqs.map(([, s]) => s).join(',');
+}

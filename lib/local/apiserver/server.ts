@@ -30,6 +30,7 @@ import {
 } from './request-target.ts';
 import { apiVersionOf, type ResourceType, resourceAt } from './resources.ts';
 import { answerReview } from './reviews.ts';
+import { type ScaleChange, scaleOf, writeScale } from './scale.ts';
 import {
   type FieldSelector,
   type LabelSelector,
@@ -406,6 +407,9 @@ async function serveResource(
   if (decision.latencyMs > 0) await new Promise((ok) => setTimeout(ok, decision.latencyMs));
   if (decision.error) throw decision.error;
 
+  if (subresource === 'scale') {
+    return sendJson(res, 200, await scaleAnswer(ctx, req, q, method, rt, warnings), headers());
+  }
   if (method === 'GET') {
     if (watch) return startWatch(ctx, req, res, q, rt, headers);
     if (name) {
@@ -514,6 +518,33 @@ async function serveResource(
     },
     headers(),
   );
+}
+
+/** The Scale answered to a GET, PUT or PATCH of a Deployment's `scale` (see scale.ts). */
+async function scaleAnswer(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  q: URLSearchParams,
+  method: string,
+  { r, namespace, name }: Route,
+  warnings: string[],
+): Promise<Obj> {
+  if (method === 'GET') return scaleOf(getStored(ctx.store, r, namespace, name!));
+  const optionsKind = method === 'PUT' ? 'UpdateOptions' : 'PatchOptions';
+  const opts: WriteOptions = { warnings, fieldManager: fieldManagerOf(req, q, optionsKind) };
+  if (dryRun(q, optionsKind)) opts.dryRun = true;
+  const raw = await readBody(req, ctx.maxBodyBytes);
+  let change: ScaleChange;
+  if (method === 'PUT') {
+    change = { put: decodeObjectBody(raw, mediaType(req), 'Scale', ctx.maxBodyBytes) };
+  } else {
+    const type = mediaType(req);
+    // Server-side apply of a Scale is not emulated; kubectl scale sends a merge patch.
+    if (!(PATCH_TYPES as readonly string[]).includes(type))
+      throw unsupportedMediaType([...PATCH_TYPES]);
+    change = { patchType: type as PatchType, patch: decodeJson(raw, 'patch') };
+  }
+  return writeScale(ctx.store, r, namespace, name!, change, opts);
 }
 
 function getStored(

@@ -72,6 +72,20 @@ export type {
 type Obj = Record<string, unknown>;
 type Meta = Record<string, unknown>;
 
+/** The `Status` a failed patch is answered with, as kube-apiserver words it; other errors as they are. */
+export function patchFailure(err: unknown): unknown {
+  if (!(err instanceof PatchError)) return err;
+  if (err.code === 400) return badRequest(err.message);
+  if (err.code === 413) {
+    return new StatusError(
+      failure(413, 'RequestEntityTooLarge', `Request entity too large: ${err.message}`),
+    );
+  }
+  return new StatusError(
+    failure(422, 'Invalid', 'the server rejected our request due to an error in our request', {}),
+  );
+}
+
 /**
  * The object store of one emulated cluster. Stored objects are never mutated after they are
  * stored; readers get copies (in-process) or serialized JSON (HTTP).
@@ -565,23 +579,7 @@ export class ClusterStore {
     try {
       patched = applyPatch(type, clone(this.withTypeMeta(r, existing)), patch);
     } catch (err) {
-      if (err instanceof PatchError) {
-        if (err.code === 400) throw badRequest(err.message);
-        if (err.code === 413) {
-          throw new StatusError(
-            failure(413, 'RequestEntityTooLarge', `Request entity too large: ${err.message}`),
-          );
-        }
-        throw new StatusError(
-          failure(
-            422,
-            'Invalid',
-            'the server rejected our request due to an error in our request',
-            {},
-          ),
-        );
-      }
-      throw err;
+      throw patchFailure(err);
     }
     const obj = decodeBody(r, patched, opts);
     const meta = metaOf(obj);
