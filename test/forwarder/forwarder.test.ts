@@ -40,6 +40,17 @@ function service(namespace: string, name: string): KubeObject {
   };
 }
 
+function slice(namespace: string, name: string, serviceName: string): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { namespace, name, labels: { 'kubernetes.io/service-name': serviceName } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.0.0.1'] }],
+    ports: [{ port: 80, protocol: 'TCP' }],
+  };
+}
+
 function start(invoker: PlanInvoker, extra: Partial<ForwarderOptions> = {}): Forwarder {
   const f = createForwarder({
     virtual: virtual.client,
@@ -111,6 +122,87 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
       resource: 'services',
     });
     expect(typeof event.items[0]!.enqueuedAt).toBe('number');
+  });
+
+  it('watches EndpointSlices: a Service change re-triggers its same-name Endpoints and every slice labelled with its name', async () => {
+    await clusters();
+    const vs = virtual.cluster.store;
+    vs.create('endpoints', 'apps', endpoints('apps', 'web'));
+    for (const [name, serviceName] of [
+      ['web-a', 'web'],
+      ['web-b', 'web'],
+      ['other-a', 'other'],
+    ]) {
+      vs.create('endpointslices', 'apps', slice('apps', name!, serviceName!));
+    }
+    const invoker = new PlanInvoker(host.cluster);
+    const f = start(invoker);
+    await waitFor('initial sync', () => f.stats().initialSync.synced === 4);
+    const first = invoker.events.flatMap((e) => e.items);
+    const webA = first.find((i) => i.key.name === 'web-a')!;
+    expect(webA.key).toEqual({ resource: 'endpointslices', namespace: 'apps', name: 'web-a' });
+    expect(webA.companions).toEqual([
+      { key: { resource: 'services', namespace: 'apps', name: 'web' }, object: null },
+    ]);
+
+    const sentEvents = invoker.events.length;
+    const sent = invoker.resourceKeysSent().length;
+    vs.create('services', 'apps', service('apps', 'web'));
+    await waitFor('re-triggered', () =>
+      ['endpoints/apps/web', 'endpointslices/apps/web-a', 'endpointslices/apps/web-b'].every((k) =>
+        invoker.resourceKeysSent().slice(sent).includes(k),
+      ),
+    );
+    expect(invoker.resourceKeysSent()).not.toContain('endpointslices/apps/other');
+    const again = invoker.events
+      .slice(sentEvents)
+      .flatMap((e) => e.items)
+      .find((i) => i.key.name === 'web-a')!;
+    expect(again.companions?.[0]?.object?.metadata.name).toBe('web');
+
+    // Relabelled to another Service: the old one no longer re-triggers it, the new one does.
+    vs.patch('endpointslices', 'apps', 'web-b', 'application/merge-patch+json', {
+      metadata: { labels: { 'kubernetes.io/service-name': 'other' } },
+    });
+    await waitFor('relabel sent', () => f.stats().queueDepth === 0 && f.stats().inFlightKeys === 0);
+    const before = invoker.resourceKeysSent().length;
+    vs.create('services', 'apps', service('apps', 'other'));
+    await waitFor('other re-triggered', () =>
+      invoker.resourceKeysSent().slice(before).includes('endpointslices/apps/other-a'),
+    );
+    await waitFor('web-b re-triggered', () =>
+      invoker.resourceKeysSent().slice(before).includes('endpointslices/apps/web-b'),
+    );
+    await waitFor('settled', () => f.stats().queueDepth === 0 && f.stats().inFlightKeys === 0);
+    const afterOther = invoker.resourceKeysSent().length;
+    vs.patch('services', 'apps', 'web', 'application/merge-patch+json', {
+      spec: { selector: { app: 'web' } },
+    });
+    await waitFor('web re-triggered', () =>
+      invoker.resourceKeysSent().slice(afterOther).includes('endpointslices/apps/web-a'),
+    );
+    await waitFor('quiet', () => f.stats().queueDepth === 0 && f.stats().inFlightKeys === 0);
+    expect(invoker.resourceKeysSent().slice(afterOther)).not.toContain('endpointslices/apps/web-b');
+  });
+
+  it('watches only the kinds it is given', async () => {
+    await clusters();
+    const vs = virtual.cluster.store;
+    vs.create('services', 'apps', service('apps', 'web'));
+    vs.create('endpoints', 'apps', endpoints('apps', 'web'));
+    vs.create('endpointslices', 'apps', slice('apps', 'web-a', 'web'));
+    const invoker = new PlanInvoker(host.cluster);
+    const f = start(invoker, { kinds: ['endpoints'], metricsPort: 0 });
+    await waitFor('initial sync', () => f.stats().initialSync.synced === 1);
+    expect(invoker.resourceKeysSent()).toEqual(['endpoints/apps/web']);
+    const metrics = await (
+      await fetch(`http://127.0.0.1:${f.metricsAddress!.port}/metrics`)
+    ).text();
+    expect(metrics).toContain('informer_synced{informer="virtual-endpoints"} 1');
+    expect(metrics).not.toContain('virtual-endpointslices');
+    expect(() => start(invoker, { kinds: ['endpoints', 'pods'] })).toThrow(
+      /kind "pods" is not one the forwarder watches; known: endpoints, endpointslices/,
+    );
   });
 
   it('repairs drift and collects orphans at resync; host edits trigger fromHost', async () => {

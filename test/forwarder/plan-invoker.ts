@@ -73,6 +73,16 @@ export class PlanInvoker implements Invoker {
     }
   }
 
+  /** Every key that appeared in an event, with its resource (`resource/namespace/name`). */
+  resourceKeysSent(): string[] {
+    return this.events.flatMap((e) =>
+      e.items.map(
+        (i) =>
+          ('resource' in i.key ? `${i.key.resource}/` : '') + `${i.key.namespace}/${i.key.name}`,
+      ),
+    );
+  }
+
   /** Every key that appeared in an event, in order. */
   keysSent(): string[] {
     return this.events.flatMap((e) => e.items.map((i) => `${i.key.namespace}/${i.key.name}`));
@@ -87,6 +97,10 @@ export class PlanInvoker implements Invoker {
       virtualWrites: [],
     };
     const service = item.companions?.find((c) => c.key.resource === 'services')?.object ?? null;
+    if (item.key.resource !== 'endpoints') {
+      // Only Endpoints are planned here; other kinds are answered, so their keys can be traced.
+      return { ...base, status: 'unchanged', reason: 'not planned here', reasonCode: 'in-sync' };
+    }
     const override = this.overrides.get(key);
     if (override?.kind === 'fail') {
       return {
