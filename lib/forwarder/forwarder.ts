@@ -493,7 +493,12 @@ class ForwarderImpl implements Forwarder {
         if (key === undefined || watch.virtual.get(objectKeyString(key))) continue;
         const queueKey = resourceKeyString(key);
         orphanKeys.push(queueKey);
-        this.#queue.add(queueKey, { direction: 'fromHost', enqueuedAt: now, cause: 'orphan' });
+        this.#queue.add(queueKey, {
+          direction: 'fromHost',
+          enqueuedAt: now,
+          cause: 'orphan',
+          background: true,
+        });
       }
     }
     this.#logger.debug('resync queued', { keys: keys.length, orphans: orphanKeys.length });

@@ -4,6 +4,10 @@
  * and environment in, validated settings out; `lib/cli/commands/forward.ts` does the I/O.
  */
 import { DEFAULT_MARKER_DOMAIN } from '../naming/marker-domain.ts';
+import { ITEM_KINDS, kindResource } from '../sync/index.ts';
+
+/** Resource plurals of the kinds a forwarder can watch (the item kinds of the table). */
+const WATCHABLE_KINDS: readonly string[] = ITEM_KINDS.map((k) => kindResource(k).plural);
 
 /** One setting: its flag, its environment variable, and what it means. */
 export interface SettingSpec {
@@ -91,6 +95,14 @@ export const FORWARD_SETTINGS = [
     type: 'string',
     valueName: 'FILE',
     help: 'the tenant signing key ({"tenant","keyId","key"}); events are signed with it (required by a multi-tenant function)',
+  },
+  {
+    flag: 'kinds',
+    env: 'ENDPOINT_SYNC_KINDS',
+    type: 'string',
+    valueName: 'LIST',
+    default: WATCHABLE_KINDS.join(','),
+    help: `kinds to watch and sync, comma-separated (${WATCHABLE_KINDS.join(', ')}); leave out a kind your configuration disables`,
   },
   {
     flag: 'batch-size',
@@ -215,6 +227,8 @@ export interface ForwardSettings {
   hostNamespace: string;
   markerDomain: string;
   signingKeyFile?: string;
+  /** Resource plurals of the kinds to watch, in the table's order. */
+  kinds: string[];
   batchSize: number;
   batchWindowMs: number;
   maxInFlight: number;
@@ -334,6 +348,7 @@ export function resolveForwardSettings(
   }
   const settings: ForwardSettings = {
     inCluster,
+    kinds: kindList(required('kinds'), raw('kinds').from),
     hostKubeconfig: required('host-kubeconfig'),
     functionName: required('function'),
     name: required('name'),
@@ -364,6 +379,23 @@ export function resolveForwardSettings(
   const leaseName = str('lease-name');
   if (leaseName !== undefined) settings.leaseName = leaseName;
   return settings;
+}
+
+/**
+ * The `--kinds` list: comma-separated resource plurals of watchable kinds, at least one, each
+ * once. Throws naming where the value came from and the allowed values.
+ */
+function kindList(text: string, from: string): string[] {
+  const given = text.split(',').map((k) => k.trim().toLowerCase());
+  const allowed = `allowed: ${WATCHABLE_KINDS.join(', ')}`;
+  const unknown = given.filter((k) => !WATCHABLE_KINDS.includes(k));
+  if (unknown.length > 0) {
+    throw new ForwardSettingsError(
+      'kinds',
+      `${from} names ${unknown.map((k) => (k === '' ? 'an empty entry' : `"${k}"`)).join(', ')}, not a kind the forwarder watches (${allowed}, comma-separated)`,
+    );
+  }
+  return WATCHABLE_KINDS.filter((k) => given.includes(k));
 }
 
 /** The flag table of `--help`, generated from {@link FORWARD_SETTINGS} so it cannot drift. */

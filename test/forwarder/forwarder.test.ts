@@ -138,8 +138,7 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     const invoker = new PlanInvoker(host.cluster);
     const f = start(invoker);
     await waitFor('initial sync', () => f.stats().initialSync.synced === 4);
-    const first = invoker.events.flatMap((e) => e.items);
-    const webA = first.find((i) => i.key.name === 'web-a')!;
+    const webA = invoker.items().find((i) => i.key.name === 'web-a')!;
     expect(webA.key).toEqual({ resource: 'endpointslices', namespace: 'apps', name: 'web-a' });
     expect(webA.companions).toEqual([
       { key: { resource: 'services', namespace: 'apps', name: 'web' }, object: null },
@@ -154,10 +153,7 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
       ),
     );
     expect(invoker.resourceKeysSent()).not.toContain('endpointslices/apps/other');
-    const again = invoker.events
-      .slice(sentEvents)
-      .flatMap((e) => e.items)
-      .find((i) => i.key.name === 'web-a')!;
+    const again = invoker.items(sentEvents).find((i) => i.key.name === 'web-a')!;
     expect(again.companions?.[0]?.object?.metadata.name).toBe('web');
 
     // Relabelled to another Service: the old one no longer re-triggers it, the new one does.

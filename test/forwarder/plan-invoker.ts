@@ -73,6 +73,13 @@ export class PlanInvoker implements Invoker {
     }
   }
 
+  /** The items of every event from the `from`-th on, in version-2 form. */
+  items(from = 0): EventItem[] {
+    return this.events
+      .slice(from)
+      .flatMap((e) => (e.version === 2 ? e.items : e.items.map(upgradeItem)));
+  }
+
   /** Every key that appeared in an event, with its resource (`resource/namespace/name`). */
   resourceKeysSent(): string[] {
     return this.events.flatMap((e) =>

@@ -109,6 +109,23 @@ describe('resolveForwardSettings', () => {
     );
   });
 
+  it('takes the kinds to watch from --kinds or ENDPOINT_SYNC_KINDS (default: every kind), refusing unknown ones', () => {
+    expect(resolveForwardSettings(required, {}).kinds).toEqual(['endpoints', 'endpointslices']);
+    expect(resolveForwardSettings(required, { ENDPOINT_SYNC_KINDS: 'Endpoints' }).kinds).toEqual([
+      'endpoints',
+    ]);
+    expect(
+      resolveForwardSettings({ ...required, kinds: 'endpointslices, endpoints,endpoints' }, {})
+        .kinds,
+    ).toEqual(['endpoints', 'endpointslices']);
+    expect(() => resolveForwardSettings({ ...required, kinds: 'endpoints,pods' }, {})).toThrow(
+      /--kinds names "pods", not a kind the forwarder watches \(allowed: endpoints, endpointslices, comma-separated\)/,
+    );
+    expect(() => resolveForwardSettings(required, { ENDPOINT_SYNC_KINDS: 'endpoints,' })).toThrow(
+      /ENDPOINT_SYNC_KINDS names an empty entry/,
+    );
+  });
+
   it('gives every setting a distinct ENDPOINT_SYNC_ variable', () => {
     const envs = FORWARD_SETTINGS.map((s) => s.env);
     expect(new Set(envs).size).toBe(envs.length);

@@ -106,6 +106,7 @@ const command: Command & { stop: StopSignal } = {
         hostNamespace: settings.hostNamespace,
         markerDomain: settings.markerDomain,
       },
+      kinds: settings.kinds,
       batchSize: settings.batchSize,
       batchWindowMs: settings.batchWindowMs,
       maxInFlight: settings.maxInFlight,
