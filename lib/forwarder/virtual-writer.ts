@@ -18,6 +18,7 @@ import type { VirtualWrite } from '../sync/types.ts';
 // inherited key (`constructor`, `__proto__`) may look like an allowed resource.
 const PATCHABLE = new Map<string, ResourceType>([
   ['endpoints', RESOURCES.endpoints],
+  ['endpointslices', RESOURCES.endpointSlices],
   ['secrets', RESOURCES.secrets],
   ['configmaps', RESOURCES.configMaps],
 ]);

@@ -27,7 +27,7 @@ import {
   type SyncKind,
 } from '../sync/index.ts';
 import { companionView, hostCopyView, withoutManagedFields } from './cache-trim.ts';
-import { Informer, type InformerHandlers, type InformerOptions } from './informer.ts';
+import { Informer, type InformerOptions } from './informer.ts';
 import type { ForwarderMetrics } from './metrics.ts';
 
 /** The informers of one item kind. */
@@ -97,105 +97,135 @@ export function itemKindsOf(plurals?: readonly string[]): SyncKind[] {
   return ITEM_KINDS.filter((k) => plurals.includes(kindResource(k).plural));
 }
 
-/** Builds (does not start) every informer; see the module comment. */
-export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches {
-  const counted = (name: string): InformerHandlers<KubeObject> => ({
-    onRestart: (cause) => o.metrics.informerRestarts.inc({ informer: name, cause }),
-    onWatchEvent: (type) => o.metrics.informerEvents.inc({ informer: name, type }),
-  });
-  const informer = (
-    client: KubeClient,
-    resource: ResourceType,
-    name: string,
-    transform: (object: KubeObject) => KubeObject,
-    on: (object: KubeObject, deleted: boolean) => void,
-    scope: { namespace?: string; labelSelector?: string } = {},
-  ) =>
-    new Informer({
-      ...o.common,
-      ...scope,
-      name,
-      client,
-      resource,
-      transform,
-      handlers: {
-        ...counted(name),
-        onAdd: (object) => on(object, false),
-        onUpdate: (_old, object) => on(object, false),
-        onDelete: (object) => on(object, true),
-      },
-    });
+/** Why an informer exists (see the module comment). */
+export type InformerRole = 'item' | 'host-copy' | 'companion' | 'reference';
 
-  const items = o.kinds.map((kind): ItemWatch => {
-    const resource = kindResource(kind);
-    const watch: ItemWatch = {
-      kind,
-      resource,
-      virtual: informer(
-        o.virtual,
-        resource,
-        `virtual-${resource.plural}`,
-        withoutManagedFields,
-        (object, deleted) => handlers.onItem(watch, object, deleted),
-      ),
-      host: informer(
-        o.host,
-        resource,
-        `host-${resource.plural}`,
-        hostCopyView(o.identity.markerDomain),
-        (object, deleted) => handlers.onHostCopy(watch, object, deleted),
-        {
-          namespace: o.identity.hostNamespace,
-          labelSelector: `${o.identity.markerDomain}/managed-by=${o.identity.name}`,
-        },
-      ),
-    };
-    return watch;
+/**
+ * One informer, as data: `virtual` ones list and watch every namespace of the virtual cluster;
+ * `host` ones only the managed copies in the virtual cluster's host namespace. The RBAC of
+ * `deploy/` is checked against this plan.
+ */
+export interface InformerSpec {
+  /** For logs and metrics: `virtual-<plural>` or `host-<plural>`. */
+  readonly name: string;
+  readonly side: 'virtual' | 'host';
+  readonly role: InformerRole;
+  readonly resource: ResourceType;
+  /** The item kind of an `item` or `host-copy` informer. */
+  readonly kind?: SyncKind;
+}
+
+/** The informers of a forwarder watching `kinds`, in start order (host copies last). */
+export function informerPlan(kinds: readonly SyncKind[], watchReferences: boolean): InformerSpec[] {
+  const virtual = (role: InformerRole, resource: ResourceType, kind?: SyncKind): InformerSpec => ({
+    name: `virtual-${resource.plural}`,
+    side: 'virtual',
+    role,
+    resource,
+    ...(kind ? { kind } : {}),
   });
-  const companions = new Map<string, Informer>();
-  for (const plural of companionResources(o.kinds)) {
+  const companions = companionResources(kinds).map((plural) => {
     const resource = resourceByPlural(plural);
     if (resource === undefined) throw new Error(`companion resource ${plural} has no API row`);
-    companions.set(
-      plural,
-      informer(o.virtual, resource, `virtual-${plural}`, companionView, (object) =>
-        handlers.onCompanion(plural, object),
-      ),
-    );
-  }
-  const references = new Map<string, Informer>();
-  if (o.watchReferences) {
-    for (const resource of REFERENCE_RESOURCES) {
-      references.set(
-        resource.plural,
-        informer(
-          o.virtual,
-          resource,
-          `virtual-${resource.plural}`,
-          withoutManagedFields,
-          (object) => handlers.onReferenced(object),
-        ),
-      );
-    }
-  }
+    return virtual('companion', resource);
+  });
+  return [
+    ...kinds.map((kind) => virtual('item', kindResource(kind), kind)),
+    ...companions,
+    ...(watchReferences ? REFERENCE_RESOURCES.map((r) => virtual('reference', r)) : []),
+    ...kinds.map(
+      (kind): InformerSpec => ({
+        name: `host-${kindResource(kind).plural}`,
+        side: 'host',
+        role: 'host-copy',
+        resource: kindResource(kind),
+        kind,
+      }),
+    ),
+  ];
+}
 
+/** Builds (does not start) every informer of {@link informerPlan}; see the module comment. */
+export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches {
+  const items = new Map<SyncKind, { virtual?: Informer; host?: Informer }>();
+  const companions = new Map<string, Informer>();
+  const references: Informer[] = [];
   const byResource = new Map<string, Informer>();
-  for (const watch of items) byResource.set(watch.resource.plural, watch.virtual);
-  for (const [plural, companion] of companions) byResource.set(plural, companion);
-  for (const [plural, reference] of references) byResource.set(plural, reference);
+  const all: Informer[] = [];
+  // The handlers need the finished watch of their kind; it exists before any informer starts.
+  const watchOf = new Map<SyncKind, ItemWatch>();
+  const on = (spec: InformerSpec): ((object: KubeObject, deleted: boolean) => void) => {
+    const plural = spec.resource.plural;
+    switch (spec.role) {
+      case 'item':
+        return (object, deleted) => handlers.onItem(watchOf.get(spec.kind!)!, object, deleted);
+      case 'host-copy':
+        return (object, deleted) => handlers.onHostCopy(watchOf.get(spec.kind!)!, object, deleted);
+      case 'companion':
+        return (object) => handlers.onCompanion(plural, object);
+      case 'reference':
+        return (object) => handlers.onReferenced(object);
+    }
+  };
+  for (const spec of informerPlan(o.kinds, o.watchReferences)) {
+    const host = spec.side === 'host';
+    const handler = on(spec);
+    const informer = new Informer({
+      ...o.common,
+      ...(host
+        ? {
+            namespace: o.identity.hostNamespace,
+            labelSelector: `${o.identity.markerDomain}/managed-by=${o.identity.name}`,
+          }
+        : {}),
+      name: spec.name,
+      client: host ? o.host : o.virtual,
+      resource: spec.resource,
+      transform: TRANSFORMS[spec.role](o.identity.markerDomain),
+      handlers: {
+        onRestart: (cause) => o.metrics.informerRestarts.inc({ informer: spec.name, cause }),
+        onWatchEvent: (type) => o.metrics.informerEvents.inc({ informer: spec.name, type }),
+        onAdd: (object) => handler(object, false),
+        onUpdate: (_old, object) => handler(object, false),
+        onDelete: (object) => handler(object, true),
+      },
+    });
+    all.push(informer);
+    if (spec.kind) {
+      const pair = items.get(spec.kind) ?? {};
+      pair[host ? 'host' : 'virtual'] = informer;
+      items.set(spec.kind, pair);
+    } else if (spec.role === 'companion') {
+      companions.set(spec.resource.plural, informer);
+    } else {
+      references.push(informer);
+    }
+    if (!host) byResource.set(spec.resource.plural, informer);
+  }
+  for (const [kind, pair] of items) {
+    watchOf.set(kind, {
+      kind,
+      resource: kindResource(kind),
+      virtual: pair.virtual!,
+      host: pair.host!,
+    });
+  }
   return {
-    items,
+    items: [...watchOf.values()],
     companions,
-    references: [...references.values()],
-    all: [
-      ...items.map((w) => w.virtual),
-      ...companions.values(),
-      ...references.values(),
-      ...items.map((w) => w.host),
-    ],
+    references,
+    all,
     get: (key) => byResource.get(key.resource)?.get(objectKeyString(key)),
   };
 }
+
+/** What each informer's cache keeps of an object (`cache-trim.ts`). */
+const TRANSFORMS: Record<InformerRole, (markerDomain: string) => (o: KubeObject) => KubeObject> = {
+  item: () => withoutManagedFields,
+  'host-copy': hostCopyView,
+  companion: () => companionView,
+  reference: () => withoutManagedFields,
+};
 
 /** The queue key parts of an object of a watched resource. */
 export function resourceKeyOf(resource: string, object: KubeObject): ResourceKey {

@@ -7,6 +7,7 @@ export { originalLabelKey, reservedLabelKeys, translateLabelKey } from './label-
 export { DEFAULT_MARKER_DOMAIN } from './marker-domain.ts';
 export { NamingError } from './naming-error.ts';
 export { MAX_NAME_LENGTH, safeConcatName } from './safe-concat-name.ts';
+export { sha256Hex } from './sha256.ts';
 export {
   type DnsTranslationOptions,
   VIRTUAL_SERVICE_DNS_FORM,

@@ -72,6 +72,9 @@ describe('deploy/', () => {
       'endpoints:list',
       'endpoints:watch',
       'endpoints:patch',
+      'endpointslices:list',
+      'endpointslices:watch',
+      'endpointslices:patch',
       'services:list',
       'services:watch',
       'secrets:list',
@@ -92,7 +95,7 @@ describe('deploy/', () => {
         r.resource === 'leases' ? r.verb.replace('update', 'ok') : r.verb,
       );
       expect(r.resource).not.toBe('*');
-      expect(r.group === '' || r.group === 'coordination.k8s.io').toBe(true);
+      expect(['', 'coordination.k8s.io', 'discovery.k8s.io']).toContain(r.group);
     }
     expect(
       rulesOf(role!)
@@ -101,12 +104,12 @@ describe('deploy/', () => {
     ).toEqual(['leases:create', 'leases:get', 'leases:update']);
   });
 
-  it('gives the host side read-only access to Endpoints', () => {
+  it('gives the host side read-only access to Endpoints and EndpointSlices', () => {
     const role = load('../host/rbac.yaml').find((d) => d.kind === 'Role')!;
     expect(
       rulesOf(role)
         .map((r) => `${r.resource}:${r.verb}`)
         .sort(),
-    ).toEqual(['endpoints:list', 'endpoints:watch']);
+    ).toEqual(['endpoints:list', 'endpoints:watch', 'endpointslices:list', 'endpointslices:watch']);
   });
 });

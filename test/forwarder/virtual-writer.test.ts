@@ -42,6 +42,8 @@ describe('applyVirtualWrite refuses what the sync never asks for', () => {
     ['toString as resource', patchOf('toString', { metadata: { labels: {} } })],
     ['pods', patchOf('pods', { metadata: { labels: {} } })],
     ['a spec patch', patchOf('endpoints', { subsets: [] })],
+    ['a slice spec patch', patchOf('endpointslices', { endpoints: [] })],
+    ['creating EndpointSlices', createOf('endpointslices')],
     ['an ownerReferences patch', patchOf('secrets', { metadata: { ownerReferences: [] } })],
     ['creating Endpoints', createOf('endpoints')],
     ['creating with an inherited name', createOf('hasOwnProperty')],
@@ -61,5 +63,16 @@ describe('applyVirtualWrite refuses what the sync never asks for', () => {
     ).toEqual({ outcome: 'ok' });
     expect(await applyVirtualWrite(client, createOf('secrets'))).toEqual({ outcome: 'ok' });
     expect(calls).toEqual(['patch', 'create']);
+  });
+
+  it('performs a labels patch of an EndpointSlice (labels flowing back from its host copy)', async () => {
+    const { client, calls } = recordingClient();
+    expect(
+      await applyVirtualWrite(
+        client,
+        patchOf('endpointslices', { metadata: { annotations: { a: 'b' } } }),
+      ),
+    ).toEqual({ outcome: 'ok' });
+    expect(calls).toEqual(['patch']);
   });
 });

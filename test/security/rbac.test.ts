@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { informerPlan, itemKindsOf } from '../../lib/forwarder/watches.ts';
 import { RESOURCES } from '../../lib/kube/resources.ts';
 import { TENANT_RESOURCES } from '../../lib/tenancy/tenant-entry.ts';
 
@@ -49,9 +50,23 @@ const NEEDED: {
   {
     side: 'virtual',
     scope: 'cluster',
+    resource: 'endpointSlices',
+    verbs: ['list', 'watch'],
+    why: 'informer: EndpointSlices of every namespace',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
+    resource: 'endpointSlices',
+    verbs: ['patch'],
+    why: 'labels/annotations flowing back from the host',
+  },
+  {
+    side: 'virtual',
+    scope: 'cluster',
     resource: 'services',
     verbs: ['list', 'watch'],
-    why: 'informer: does the same-name Service have a selector',
+    why: 'informer: the Service of an Endpoints or slice (companion): does it have a selector',
   },
   {
     side: 'virtual',
@@ -102,6 +117,13 @@ const NEEDED: {
     verbs: ['list', 'watch'],
     why: 'informer: the managed host copies (echo suppression, flow-back)',
   },
+  {
+    side: 'host',
+    scope: 'namespace',
+    resource: 'endpointSlices',
+    verbs: ['list', 'watch'],
+    why: 'informer: the managed host copies of slices',
+  },
 ];
 
 function key(side: Side, scope: Scope, group: string, resource: string, verb: string): string {
@@ -149,29 +171,16 @@ function tableKeys(text: string, name: string): string[] {
   return [...body.matchAll(/RESOURCES\.(\w+)/g)].map((m) => m[1]!);
 }
 
-/** The `new Informer({...})` blocks of forwarder.ts: which client, resource and namespace. */
-function informers(text: string): { side: Side; resource: string; namespaced: boolean }[] {
-  const out: { side: Side; resource: string; namespaced: boolean }[] = [];
-  for (const m of text.matchAll(/new Informer\(\{/g)) {
-    let depth = 0;
-    let end = m.index! + m[0].length - 1;
-    for (; end < text.length; end++) {
-      if (text[end] === '{') depth++;
-      else if (text[end] === '}' && --depth === 0) break;
-    }
-    const block = text.slice(m.index!, end);
-    // Only the block's own top-level options: nested handler objects hold no client/resource.
-    const client = /client: options\.(virtual|host)/.exec(block);
-    const resource = /resource: RESOURCES\.(\w+)/.exec(block);
-    if (!client || !resource)
-      throw new Error(`an Informer without a known client/resource: ${block.slice(0, 120)}`);
-    out.push({
-      side: client[1] as Side,
-      resource: resource[1]!,
-      namespaced: /\n\s+namespace: /.test(block),
-    });
-  }
-  return out;
+/**
+ * The forwarder's informers with every kind watched (its default), from the plan its informers
+ * are built from (`watches.ts`): which cluster, which resource, whether in one namespace.
+ */
+function informers(): { side: Side; resource: string; namespaced: boolean }[] {
+  return informerPlan(itemKindsOf(), true).map((spec) => {
+    const resource = Object.entries(RESOURCES).find(([, r]) => r === spec.resource)?.[0];
+    if (!resource) throw new Error(`an informer of ${spec.resource.plural}, not in RESOURCES`);
+    return { side: spec.side, resource, namespaced: spec.side === 'host' };
+  });
 }
 
 /** Every permission the scanned code uses, as {@link key}s, plus call sites it cannot place. */
@@ -183,8 +192,7 @@ function permissionsUsed(): { used: Set<string>; unknown: string[] } {
     if (!r) throw new Error(`unknown RESOURCES.${resKey}`);
     used.add(key(side, scope, r.group, r.plural, verb));
   };
-  const forwarderText = readFileSync(join(root, 'lib/forwarder/forwarder.ts'), 'utf8');
-  const found = informers(forwarderText);
+  const found = informers();
   const writer = readFileSync(join(root, 'lib/forwarder/virtual-writer.ts'), 'utf8');
   const callSite =
     /\b(?:this\.)?(?:#o\.|o\.)?#?client\s*\.\s*(\w+)\s*(?:<[^>(]*>)?\s*\(\s*([\w.#]+)/g;
@@ -295,11 +303,18 @@ describe("the forwarder's Kubernetes calls", () => {
     expect([...used].sort()).toEqual([...needed].sort());
   });
 
-  it('the host client is used by one informer only, in the host namespace', () => {
-    const text = readFileSync(join(root, 'lib/forwarder/forwarder.ts'), 'utf8');
-    expect(text.match(/options\.host\b/g)).toHaveLength(1);
-    expect(informers(text).filter((i) => i.side === 'host')).toEqual([
+  it('the host client is used by the host-copy informers only, in the host namespace', () => {
+    const forwarder = readFileSync(join(root, 'lib/forwarder/forwarder.ts'), 'utf8');
+    expect(forwarder.match(/\bo\.host\b/g)).toHaveLength(1);
+    expect(forwarder).toMatch(/createWatches\(\s*\{[^}]*host: o\.host,/);
+    const watches = readFileSync(join(root, 'lib/forwarder/watches.ts'), 'utf8');
+    expect(watches.match(/\bo\.host\b/g)).toHaveLength(1);
+    // The host client goes to the host-side specs, which are scoped to the host namespace.
+    expect(watches).toMatch(/client: host \? o\.host : o\.virtual/);
+    expect(watches).toMatch(/host\s*\?\s*\{\s*namespace: o\.identity\.hostNamespace,/);
+    expect(informers().filter((i) => i.side === 'host')).toEqual([
       { side: 'host', resource: 'endpoints', namespaced: true },
+      { side: 'host', resource: 'endpointSlices', namespaced: true },
     ]);
   });
 });
