@@ -156,6 +156,32 @@ export function endpoints(
   };
 }
 
+/** An EndpointSlice of Service `serviceName` (its `kubernetes.io/service-name` label). */
+export function endpointSlice(
+  name: string,
+  serviceName: string,
+  ips: string[],
+  meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name,
+      namespace: NS,
+      ...meta,
+      labels: { ...meta.labels, 'kubernetes.io/service-name': serviceName },
+    },
+    addressType: 'IPv4',
+    endpoints: ips.map((ip, i) => ({
+      addresses: [ip],
+      conditions: { ready: true },
+      targetRef: { kind: 'Pod', name: `${serviceName}-${i}`, namespace: NS, uid: `pod-uid-${i}` },
+    })),
+    ports: [{ name: 'tcp', port: 5432, protocol: 'TCP' }],
+  };
+}
+
 /** The IP of the first ready address of the first subset of an Endpoints object. */
 export function firstIp(object: KubeObject): string | undefined {
   const subsets = object['subsets'] as Array<{ addresses?: Array<{ ip?: string }> }> | undefined;
@@ -177,11 +203,12 @@ export async function getOrUndefined(
   }
 }
 
-/** Waits until the host copy of virtual Endpoints `name` exists and passes `check`. */
+/** Waits until the host copy of virtual Endpoints (or `resource`) `name` exists and passes `check`. */
 export function hostCopy(
   stack: Stack,
   name: string,
   check: (host: KubeObject) => void = () => {},
+  resource: ResourceType = RESOURCES.endpoints,
 ): Promise<KubeObject> {
   const hostKey = hostNameOf(stack, name);
   return until(
@@ -189,7 +216,7 @@ export function hostCopy(
     async () => {
       const host = await getOrUndefined(
         stack.host.client,
-        RESOURCES.endpoints,
+        resource,
         hostKey,
         stack.identity.hostNamespace,
       );
@@ -200,15 +227,20 @@ export function hostCopy(
   );
 }
 
-/** Waits until the host copy of virtual Endpoints `name` does not exist. */
-export function noHostCopy(stack: Stack, name: string, timeoutMs = WAIT_MS): Promise<void> {
+/** Waits until the host copy of virtual Endpoints (or `resource`) `name` does not exist. */
+export function noHostCopy(
+  stack: Stack,
+  name: string,
+  timeoutMs = WAIT_MS,
+  resource: ResourceType = RESOURCES.endpoints,
+): Promise<void> {
   const hostKey = hostNameOf(stack, name);
   return until(
     `host copy ${stack.identity.hostNamespace}/${hostKey} removed`,
     async () => {
       const host = await getOrUndefined(
         stack.host.client,
-        RESOURCES.endpoints,
+        resource,
         hostKey,
         stack.identity.hostNamespace,
       );
