@@ -35,6 +35,28 @@ export const DEFAULT_LEADER_ELECTION_TIMING: LeaderElectionTiming = {
   retryPeriodMs: 2_000,
 };
 
+/**
+ * `given` completed with client-go's defaults. Throws unless the renew deadline is below the
+ * lease duration: a holder must give up before its Lease can expire for the others.
+ */
+export function leaseTiming(
+  given: Partial<LeaderElectionTiming>,
+  what: string,
+  risk: string,
+): LeaderElectionTiming {
+  const timing = {
+    leaseDurationMs: given.leaseDurationMs ?? DEFAULT_LEADER_ELECTION_TIMING.leaseDurationMs,
+    renewDeadlineMs: given.renewDeadlineMs ?? DEFAULT_LEADER_ELECTION_TIMING.renewDeadlineMs,
+    retryPeriodMs: given.retryPeriodMs ?? DEFAULT_LEADER_ELECTION_TIMING.retryPeriodMs,
+  };
+  if (!(timing.renewDeadlineMs < timing.leaseDurationMs)) {
+    throw new RangeError(
+      `${what}: renewDeadlineMs (${timing.renewDeadlineMs}) must be below leaseDurationMs (${timing.leaseDurationMs}), or ${risk}.`,
+    );
+  }
+  return timing;
+}
+
 /** Options of {@link LeaderElector}. */
 export interface LeaderElectionOptions extends Partial<LeaderElectionTiming> {
   /** Client of the cluster that holds the Lease (the virtual cluster, where the forwarder runs). */
@@ -66,7 +88,7 @@ interface Lease extends KubeObject {
 }
 
 /** Kubernetes `MicroTime`: RFC 3339 with microseconds. */
-function microTime(ms: number): string {
+export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
@@ -90,16 +112,7 @@ export class LeaderElector {
   constructor(options: LeaderElectionOptions) {
     this.#o = options;
     this.identity = options.identity;
-    this.timing = {
-      leaseDurationMs: options.leaseDurationMs ?? DEFAULT_LEADER_ELECTION_TIMING.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs ?? DEFAULT_LEADER_ELECTION_TIMING.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs ?? DEFAULT_LEADER_ELECTION_TIMING.retryPeriodMs,
-    };
-    if (!(this.timing.renewDeadlineMs < this.timing.leaseDurationMs)) {
-      throw new RangeError(
-        `leader election: renewDeadlineMs (${this.timing.renewDeadlineMs}) must be below leaseDurationMs (${this.timing.leaseDurationMs}), or two leaders could overlap.`,
-      );
-    }
+    this.timing = leaseTiming(options, 'leader election', 'two leaders could overlap');
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? silentLogger;
   }

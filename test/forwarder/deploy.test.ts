@@ -101,7 +101,7 @@ describe('deploy/', () => {
       rulesOf(role!)
         .map((r) => `${r.resource}:${r.verb}`)
         .sort(),
-    ).toEqual(['leases:create', 'leases:get', 'leases:update']);
+    ).toEqual(['leases:create', 'leases:get', 'leases:list', 'leases:update']);
   });
 
   it('gives the host side read-only access to Endpoints and EndpointSlices', () => {

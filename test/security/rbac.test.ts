@@ -108,7 +108,14 @@ const NEEDED: {
     scope: 'namespace',
     resource: 'leases',
     verbs: ['get', 'create', 'update'],
-    why: 'leader election in its own namespace',
+    why: 'leader election in its own namespace; each shard renews its member Lease',
+  },
+  {
+    side: 'virtual',
+    scope: 'namespace',
+    resource: 'leases',
+    verbs: ['list'],
+    why: 'shards: list the member Leases of the group',
   },
   {
     side: 'host',

@@ -1,0 +1,265 @@
+/**
+ * Shard membership and hand-over against the emulator, with real clients and real Leases: each
+ * replica a {@link Shards} on its own client. A monitor samples every few milliseconds that no
+ * namespace is dispatchable by two replicas at once.
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ShardRing } from '../../lib/forwarder/shard-ring.ts';
+import {
+  ADOPTED_RING_ANNOTATION,
+  type NamespacePredicate,
+  SHARD_GROUP_LABEL,
+  Shards,
+} from '../../lib/forwarder/shards.ts';
+import type { KubeClient } from '../../lib/kube/client.ts';
+import { createKubeClient } from '../../lib/kube/client.ts';
+import { kubeConfigFromString } from '../../lib/kube/kubeconfig.ts';
+import type { KubeObject } from '../../lib/kube/object.ts';
+import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import { clusterWithClient, waitFor } from './helpers.ts';
+
+let cluster: EmulatedCluster;
+let client: KubeClient;
+const replicas: Array<{ shards: Shards; client: KubeClient }> = [];
+let monitor: ReturnType<typeof setInterval> | undefined;
+const proxies: Server[] = [];
+
+afterEach(async () => {
+  if (monitor) clearInterval(monitor);
+  monitor = undefined;
+  await Promise.all(replicas.splice(0).map((r) => r.shards.stop()));
+  await Promise.all(replicas.map((r) => r.client.close()));
+  for (const p of proxies.splice(0)) p.close();
+  await client?.close();
+  await cluster?.close();
+});
+
+/**
+ * A TCP relay to the emulator whose `cut()` drops every connection and refuses new ones: a pod
+ * that crashed or lost its network, as its peers see it (its Lease is never released).
+ */
+async function cuttable(server: string): Promise<{ url: string; cut(): void }> {
+  const target = new URL(server);
+  const sockets = new Set<Socket>();
+  let open = true;
+  const proxy = createServer((socket) => {
+    if (!open) return socket.destroy();
+    const upstream = connect(Number(target.port), target.hostname);
+    sockets.add(socket).add(upstream);
+    socket.pipe(upstream).pipe(socket);
+    const end = () => {
+      socket.destroy();
+      upstream.destroy();
+    };
+    socket.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  proxies.push(proxy);
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as { port: number };
+  return {
+    url: `${target.protocol}//127.0.0.1:${port}`,
+    cut: () => {
+      open = false;
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
+
+const timing = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 };
+const NAMESPACES = Array.from({ length: 60 }, (_, i) => `ns-${i}`);
+
+interface Replica {
+  shards: Shards;
+  client: KubeClient;
+  /** Namespaces with work in flight (the test plays the dispatcher). */
+  inFlight: Set<string>;
+  gained: NamespacePredicate[];
+  lost: NamespacePredicate[];
+}
+
+function replica(identity: string, server?: string): Replica {
+  const kubeconfig = server
+    ? cluster.kubeconfig.replace(/server: \S+/, `server: ${server}`)
+    : cluster.kubeconfig;
+  const own = createKubeClient(kubeConfigFromString(kubeconfig), {
+    qps: Number.POSITIVE_INFINITY,
+    retry: { maxAttempts: 1, baseDelayMs: 5, maxDelayMs: 20 },
+  });
+  const inFlight = new Set<string>();
+  const shards = new Shards({
+    client: own,
+    namespace: 'default',
+    prefix: 'endpoint-sync-forwarder-vc1',
+    identity,
+    inFlight: () => inFlight,
+    ...timing,
+  });
+  const r: Replica = { shards, client: own, inFlight, gained: [], lost: [] };
+  shards.events.on('gained', (p) => r.gained.push(p));
+  shards.events.on('lost', (p) => r.lost.push(p));
+  replicas.push({ shards, client: own });
+  return r;
+}
+
+/** Fails the test (via `violations`) whenever a namespace is dispatchable by two replicas. */
+function watchForDoubles(all: () => Replica[], violations: string[]): void {
+  monitor = setInterval(() => {
+    for (const ns of NAMESPACES) {
+      const owners = all().filter((r) => r.shards.owns(ns));
+      if (owners.length > 1) {
+        violations.push(`${ns}: ${owners.map((r) => r.shards.identity).join(', ')}`);
+      }
+    }
+  }, 2);
+}
+
+function owners(all: Replica[]): Map<string, string[]> {
+  return new Map(
+    NAMESPACES.map((ns) => [
+      ns,
+      all.filter((r) => r.shards.owns(ns)).map((r) => r.shards.identity),
+    ]),
+  );
+}
+
+function leases(): KubeObject[] {
+  return cluster.store
+    .list('leases', 'default')
+    .filter((l) => l.metadata.labels?.[SHARD_GROUP_LABEL] === 'endpoint-sync-forwarder-vc1')
+    .filter((l) => (l as { spec?: { holderIdentity?: string } }).spec?.holderIdentity);
+}
+
+const complete = (rs: Replica[], members: number) => () =>
+  rs.every((r) => r.shards.state().complete && r.shards.state().members.length === members);
+
+describe('Shards against the emulator', () => {
+  it('one replica owns every namespace once its own Lease says it adopted the ring', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    const a = replica('a');
+    expect(NAMESPACES.some((ns) => a.shards.owns(ns))).toBe(false);
+    a.shards.start();
+    await waitFor('a complete', complete([a], 1));
+    expect(NAMESPACES.every((ns) => a.shards.owns(ns))).toBe(true);
+    const [lease] = leases();
+    expect(lease?.metadata.name).toBe('endpoint-sync-forwarder-vc1-member-a');
+    expect(lease?.metadata.annotations?.[ADOPTED_RING_ANNOTATION]).toBe(new ShardRing(['a']).id);
+    expect(a.gained).toHaveLength(1);
+    expect(NAMESPACES.every((ns) => a.gained[0]!(ns))).toBe(true);
+  });
+
+  it('1 -> 2 -> 3 -> 2 -> 1: never two owners, kept namespaces never interrupted, stop hands over at once', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    const all: Replica[] = [];
+    const violations: string[] = [];
+    watchForDoubles(() => all, violations);
+    const a = replica('a');
+    all.push(a);
+    a.shards.start();
+    await waitFor('a complete', complete([a], 1));
+
+    // Sample a's namespaces that stay a's under {a, b}: they must be dispatchable throughout.
+    const keptByA = NAMESPACES.filter((ns) => new ShardRing(['a', 'b']).owner(ns) === 'a');
+    const interruptions: string[] = [];
+    const sampler = setInterval(() => {
+      for (const ns of keptByA) if (!a.shards.owns(ns)) interruptions.push(ns);
+    }, 2);
+    const b = replica('b');
+    all.push(b);
+    b.shards.start();
+    await waitFor('a, b complete', complete([a, b], 2), 5000);
+    clearInterval(sampler);
+    expect(interruptions).toEqual([]);
+    for (const [ns, o] of owners(all)) expect(o, ns).toEqual([new ShardRing(['a', 'b']).owner(ns)]);
+    // b gained exactly its namespaces; a lost exactly b's.
+    expect(NAMESPACES.filter((ns) => b.gained.some((g) => g(ns)))).toEqual(
+      NAMESPACES.filter((ns) => new ShardRing(['a', 'b']).owner(ns) === 'b'),
+    );
+    expect(NAMESPACES.filter((ns) => a.lost.some((l) => l(ns)))).toEqual(
+      NAMESPACES.filter((ns) => new ShardRing(['a', 'b']).owner(ns) === 'b'),
+    );
+
+    const c = replica('c');
+    all.push(c);
+    c.shards.start();
+    await waitFor('a, b, c complete', complete([a, b, c], 3), 5000);
+    for (const [ns, o] of owners(all)) {
+      expect(o, ns).toEqual([new ShardRing(['a', 'b', 'c']).owner(ns)]);
+    }
+
+    // Scale down: a clean stop releases the Lease, so the others take over well before it
+    // could have expired.
+    const stoppedAt = Date.now();
+    all.splice(all.indexOf(c), 1);
+    await c.shards.stop();
+    expect(NAMESPACES.some((ns) => c.shards.owns(ns))).toBe(false);
+    await waitFor('a, b complete again', complete([a, b], 2), 5000);
+    expect(Date.now() - stoppedAt).toBeLessThan(timing.leaseDurationMs);
+    expect(
+      leases()
+        .map((l) => l.metadata.name)
+        .sort(),
+    ).toEqual(['endpoint-sync-forwarder-vc1-member-a', 'endpoint-sync-forwarder-vc1-member-b']);
+    all.splice(all.indexOf(b), 1);
+    await b.shards.stop();
+    await waitFor('a alone', complete([a], 1), 5000);
+    expect(NAMESPACES.every((ns) => a.shards.owns(ns))).toBe(true);
+    expect(violations).toEqual([]);
+  });
+
+  it('a replica that loses namespaces drains them before the gaining replica dispatches', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    const all: Replica[] = [];
+    const violations: string[] = [];
+    watchForDoubles(() => all, violations);
+    const a = replica('a');
+    all.push(a);
+    a.shards.start();
+    await waitFor('a complete', complete([a], 1));
+    const moving = NAMESPACES.find((ns) => new ShardRing(['a', 'b']).owner(ns) === 'b')!;
+    a.inFlight.add(moving);
+    const b = replica('b');
+    all.push(b);
+    b.shards.start();
+    await waitFor('a sees b', () => a.shards.state().members.length === 2);
+    expect(a.shards.owns(moving)).toBe(false);
+    // a cannot adopt while its invocation for `moving` runs, so b does not get it.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(a.shards.state().adopted).toBe(new ShardRing(['a']).id);
+    expect(b.shards.owns(moving)).toBe(false);
+    expect(b.shards.state().complete).toBe(false);
+    a.inFlight.delete(moving);
+    a.shards.poke();
+    await waitFor('b owns it', () => b.shards.owns(moving), 3000);
+    expect(a.shards.state().adopted).toBe(new ShardRing(['a', 'b']).id);
+    expect(violations).toEqual([]);
+  });
+
+  it('a replica that cannot renew steps down before its Lease expires; the others take over after the lease duration', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    const all: Replica[] = [];
+    const violations: string[] = [];
+    watchForDoubles(() => all, violations);
+    const link = await cuttable(/server: (\S+)/.exec(cluster.kubeconfig)![1]!);
+    const a = replica('a');
+    const b = replica('b', link.url);
+    all.push(a, b);
+    a.shards.start();
+    b.shards.start();
+    await waitFor('a, b complete', complete([a, b], 2), 5000);
+    const ofB = NAMESPACES.filter((ns) => b.shards.owns(ns));
+    expect(ofB.length).toBeGreaterThan(0);
+    // b's connection dies (a crashed or partitioned pod): its Lease stays, never released.
+    const cutAt = Date.now();
+    link.cut();
+    await waitFor('b steps down', () => ofB.every((ns) => !b.shards.owns(ns)), 3000);
+    const steppedDownAfter = Date.now() - cutAt;
+    expect(steppedDownAfter).toBeLessThan(timing.leaseDurationMs);
+    expect(ofB.some((ns) => a.shards.owns(ns))).toBe(false);
+    await waitFor('a takes over', () => ofB.every((ns) => a.shards.owns(ns)), 5000);
+    expect(Date.now() - cutAt).toBeGreaterThanOrEqual(timing.leaseDurationMs - 100);
+    expect(a.gained.some((g) => ofB.every((ns) => g(ns)))).toBe(true);
+    expect(violations).toEqual([]);
+  });
+});
