@@ -18,12 +18,13 @@ export {
   upgradeItem,
 } from './event.ts';
 export {
-  compileSchema,
+  type CompiledSchema,
   formatIssue,
   formatPath,
-  SchemaDefinitionError,
+  type SchemaFacts,
   type SchemaIssue,
   type SchemaValidator,
+  schemaValidator,
 } from './json-schema.ts';
 export {
   failedItemResult,
@@ -34,7 +35,13 @@ export {
   type SyncResult,
   summarizeHostWrite,
 } from './result.ts';
-export { eventV1Validator, eventValidator, resultValidator } from './schemas.ts';
+export {
+  eventV1Validator,
+  eventValidator,
+  resultValidator,
+  signedEventValidator,
+  tenantValidator,
+} from './schemas.ts';
 export {
   identityOf,
   matchResults,

@@ -4,8 +4,7 @@
  * the exact JSON string that was signed, so no canonical form is needed on either side.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import signedEventSchema from '../../schema/signed-event.schema.json' with { type: 'json' };
-import { compileSchema, type SchemaIssue } from '../contract/json-schema.ts';
+import { type SchemaIssue, signedEventValidator } from '../contract/index.ts';
 
 /** The envelope version this code produces and understands. */
 export const SIGNED_EVENT_VERSION = 1;
@@ -35,8 +34,6 @@ export interface SigningKey {
   key: Buffer;
 }
 
-const validator = compileSchema(signedEventSchema);
-
 /** True when `input` looks like an envelope (has `signed`), whether valid or not. */
 export function isSignedEvent(input: unknown): input is Record<string, unknown> {
   return typeof input === 'object' && input !== null && !Array.isArray(input) && 'signed' in input;
@@ -44,7 +41,7 @@ export function isSignedEvent(input: unknown): input is Record<string, unknown> 
 
 /** Schema issues of an envelope; empty when it is well formed. */
 export function signedEventIssues(input: unknown): SchemaIssue[] {
-  return validator.validate(input);
+  return signedEventValidator.validate(input);
 }
 
 /** Seals the JSON of an event with `key`. */

@@ -4,8 +4,7 @@
  * from YAML or JSON and validated against `schema/tenant.schema.json`.
  */
 import { parseDocument } from 'yaml';
-import tenantSchema from '../../schema/tenant.schema.json' with { type: 'json' };
-import { compileSchema, formatIssue } from '../contract/json-schema.ts';
+import { formatIssue, tenantValidator } from '../contract/index.ts';
 import { type NamespaceScope, namespaceScope } from './namespace-scope.ts';
 
 /** Resources the sync can write for a tenant. */
@@ -46,8 +45,6 @@ export class TenantEntryError extends Error {
   }
 }
 
-const validator = compileSchema(tenantSchema);
-
 /**
  * Parses and validates one entry. `expectedTenant` is the id the entry was looked up by: an
  * entry stored under one id that claims another is refused.
@@ -76,12 +73,10 @@ export function parseTenantEntry(
     // An alias (or a tag yaml cannot build): entries are plain data, written by hand.
     throw new TenantEntryError(source, ['uses a YAML alias or tag; write the entry as plain data']);
   }
-  const issues = validator.validate(raw);
+  const issues = tenantValidator.validate(raw);
   if (issues.length > 0) {
-    throw new TenantEntryError(
-      source,
-      issues.map((i) => formatIssue({ path: i.path, message: redactValue(i.message) })),
-    );
+    // Schema issues name the field and the rule, never a value: an entry can hold secrets inline.
+    throw new TenantEntryError(source, issues.map(formatIssue));
   }
   const entry = raw as {
     tenant: string;
@@ -106,9 +101,4 @@ export function parseTenantEntry(
     resources: new Set(entry.resources ?? TENANT_RESOURCES),
     signingKeys: entry.signingKeys,
   };
-}
-
-/** Schema messages end with the offending value (`(got "...")`); an entry can hold secrets inline. */
-function redactValue(message: string): string {
-  return message.replace(/ \(got .*\)$/s, '');
 }

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULTS } from '../../lib/config/defaults.ts';
 import { parseConfig } from '../../lib/config/parse-config.ts';
-import { compileSchema } from '../../lib/contract/json-schema.ts';
+import { compileSchema } from '../../lib/contract/schema-compiler.ts';
 
 const root = new URL('../../', import.meta.url);
 const schemaDocument = JSON.parse(

@@ -275,8 +275,8 @@ describe('parseResult', () => {
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.error.issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
-      'results[0].status: must be one of "applied", "unchanged", "skipped", "failed" (got "done")',
-      'results[0].virtualWrites[0].verb: must be one of "create", "patch" (got "delete")',
+      'results[0].status: must be one of "applied", "unchanged", "skipped", "failed"',
+      'results[0].virtualWrites[0].verb: must be one of "create", "patch"',
       'results[1].reasonCode: is required',
     ]);
   });

@@ -167,7 +167,7 @@ describe('LambdaInvoker against the local Lambda endpoint', () => {
     expect(err).toBeInstanceOf(InvalidResultError);
     expect(err.retryable).toBe(false);
     expect(err.message).toContain(
-      'results[0].status: must be one of "applied", "unchanged", "skipped", "failed" (got "done")',
+      'results[0].status: must be one of "applied", "unchanged", "skipped", "failed"',
     );
   });
 
@@ -210,9 +210,7 @@ describe('LambdaInvoker against the local Lambda endpoint', () => {
     (bad.items[0] as unknown as Record<string, unknown>)['direction'] = 'up';
     const err = await failure(invoker.invoke(bad));
     expect(err).toBeInstanceOf(InvalidEventError);
-    expect(err.message).toContain(
-      'items[0].direction: must be one of "toHost", "fromHost" (got "up")',
-    );
+    expect(err.message).toContain('items[0].direction: must be one of "toHost", "fromHost"');
     expect(endpoint!.stats().requests).toBe(0);
   });
 
