@@ -87,6 +87,20 @@ interface Lease extends KubeObject {
   spec?: LeaseSpec;
 }
 
+/** `lease` given up: no holder, so the others treat it as free at their next look. */
+export function releasedLease<T extends KubeObject & { spec?: object }>(lease: T): T {
+  return {
+    ...lease,
+    spec: {
+      ...lease.spec,
+      holderIdentity: null,
+      leaseDurationSeconds: 1,
+      acquireTime: null,
+      renewTime: null,
+    },
+  };
+}
+
 /** Kubernetes `MicroTime`: RFC 3339 with microseconds. */
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
@@ -262,16 +276,7 @@ export class LeaderElector {
     const lease = this.#lease;
     if (!lease || lease.spec?.holderIdentity !== this.identity) return;
     try {
-      const released = await this.#o.client.update<Lease>(RESOURCES.leases, {
-        ...lease,
-        spec: {
-          ...lease.spec,
-          holderIdentity: null,
-          leaseDurationSeconds: 1,
-          acquireTime: null,
-          renewTime: null,
-        },
-      });
+      const released = await this.#o.client.update<Lease>(RESOURCES.leases, releasedLease(lease));
       this.#observe(released);
     } catch (err) {
       this.#logger.warn('leader election: could not release the lease; it will expire instead', {

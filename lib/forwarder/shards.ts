@@ -34,7 +34,12 @@ import { ConflictError, NotFoundError } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { RESOURCES } from '../kube/resources.ts';
 import { sha256Hex } from '../naming/index.ts';
-import { type LeaderElectionTiming, leaseTiming, microTime } from './leader-election.ts';
+import {
+  type LeaderElectionTiming,
+  leaseTiming,
+  microTime,
+  releasedLease,
+} from './leader-election.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
 import { ShardRing } from './shard-ring.ts';
 
@@ -203,20 +208,7 @@ export class Shards {
     try {
       // Released, not deleted (the forwarder deletes nothing): a Lease without a holder is no
       // member, so the others take over at their next look instead of after the lease duration.
-      this.#lease = await this.#o.client.update<Lease>(
-        RESOURCES.leases,
-        {
-          ...lease,
-          spec: {
-            ...lease.spec,
-            holderIdentity: null,
-            leaseDurationSeconds: 1,
-            acquireTime: null,
-            renewTime: null,
-          },
-        },
-        {},
-      );
+      this.#lease = await this.#o.client.update<Lease>(RESOURCES.leases, releasedLease(lease));
     } catch (err) {
       this.#logger.warn('shards: could not release the member lease; it will expire instead', {
         lease: `${this.#o.namespace}/${this.leaseName}`,

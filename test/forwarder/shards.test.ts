@@ -134,6 +134,19 @@ function leases(): KubeObject[] {
 const complete = (rs: Replica[], members: number) => () =>
   rs.every((r) => r.shards.state().complete && r.shards.state().members.length === members);
 
+/** A cluster, the double-owner monitor, and replica `a` alone with its hand-over complete. */
+async function startWithA(): Promise<{ all: Replica[]; violations: string[]; a: Replica }> {
+  ({ cluster, client } = await clusterWithClient());
+  const all: Replica[] = [];
+  const violations: string[] = [];
+  watchForDoubles(() => all, violations);
+  const a = replica('a');
+  all.push(a);
+  a.shards.start();
+  await waitFor('a complete', complete([a], 1));
+  return { all, violations, a };
+}
+
 describe('Shards against the emulator', () => {
   it('one replica owns every namespace once its own Lease says it adopted the ring', async () => {
     ({ cluster, client } = await clusterWithClient());
@@ -150,14 +163,7 @@ describe('Shards against the emulator', () => {
   });
 
   it('1 -> 2 -> 3 -> 2 -> 1: never two owners, kept namespaces never interrupted, stop hands over at once', async () => {
-    ({ cluster, client } = await clusterWithClient());
-    const all: Replica[] = [];
-    const violations: string[] = [];
-    watchForDoubles(() => all, violations);
-    const a = replica('a');
-    all.push(a);
-    a.shards.start();
-    await waitFor('a complete', complete([a], 1));
+    const { all, violations, a } = await startWithA();
 
     // Sample a's namespaces that stay a's under {a, b}: they must be dispatchable throughout.
     const keptByA = NAMESPACES.filter((ns) => new ShardRing(['a', 'b']).owner(ns) === 'a');
@@ -209,14 +215,7 @@ describe('Shards against the emulator', () => {
   });
 
   it('a replica that loses namespaces drains them before the gaining replica dispatches', async () => {
-    ({ cluster, client } = await clusterWithClient());
-    const all: Replica[] = [];
-    const violations: string[] = [];
-    watchForDoubles(() => all, violations);
-    const a = replica('a');
-    all.push(a);
-    a.shards.start();
-    await waitFor('a complete', complete([a], 1));
+    const { all, violations, a } = await startWithA();
     const moving = NAMESPACES.find((ns) => new ShardRing(['a', 'b']).owner(ns) === 'b')!;
     a.inFlight.add(moving);
     const b = replica('b');
