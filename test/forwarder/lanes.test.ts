@@ -3,11 +3,17 @@
  * of resync work (docs/forwarder.md, "Live work first").
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { nextBatch } from '../../lib/forwarder/batcher.ts';
+import { createForwarder, type Forwarder } from '../../lib/forwarder/forwarder.ts';
+import type { Invoker } from '../../lib/forwarder/invoker.ts';
 import { WorkQueue } from '../../lib/forwarder/queue.ts';
 import { isBackground, mergeTriggers, type Trigger } from '../../lib/forwarder/trigger.ts';
+import type { KubeClient } from '../../lib/kube/client.ts';
+import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
 import { FakeClock, settle } from './fake-clock.ts';
+import { clusterWithClient, endpoints, waitFor } from './helpers.ts';
+import { PlanInvoker } from './plan-invoker.ts';
 
 const live = (cause = 'endpoints'): Trigger => ({ direction: 'toHost', enqueuedAt: 0, cause });
 const resync = (): Trigger => ({ ...live('resync'), background: true });
@@ -124,5 +130,79 @@ describe('batches hold one lane', () => {
     expect(liveBatch).toEqual(['l1']);
     const backlog = await nextBatch(q, { batchSize: 10, batchWindowMs: 50, clock });
     expect(backlog.map((i) => i.key)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+  });
+});
+
+describe('the forwarder keeps live changes ahead of a resync', () => {
+  let virtual: { cluster: EmulatedCluster; client: KubeClient };
+  let host: { cluster: EmulatedCluster; client: KubeClient };
+  let forwarder: Forwarder | undefined;
+
+  afterEach(async () => {
+    await forwarder?.stop();
+    for (const side of [virtual, host]) {
+      await side?.client.close();
+      await side?.cluster.close();
+    }
+  });
+
+  it('a change made during a resync of 200 keys is sent at once, in a batch of its own', async () => {
+    virtual = await clusterWithClient({ name: 'virtual', namespaces: ['default', 'apps'] });
+    host = await clusterWithClient({ name: 'host', namespaces: ['default', 'vc-host'] });
+    for (let i = 0; i < 200; i++)
+      virtual.cluster.store.create('endpoints', 'apps', endpoints('apps', `e${i}`));
+    const plan = new PlanInvoker(host.cluster);
+    let running = { backlog: 0, maxBacklog: 0 };
+    let resyncing = false;
+    let liveSent: { items: number; backlogLeft: number } | undefined;
+    const invoker: Invoker = {
+      invoke: async (event, signal) => {
+        const keys = event.items.map((i) => `${i.key.namespace}/${i.key.name}`);
+        const isLive = keys.includes('apps/fresh');
+        if (isLive)
+          liveSent = { items: keys.length, backlogLeft: forwarder!.stats().resyncBacklog };
+        const counted = resyncing && !isLive;
+        if (counted) {
+          running.backlog++;
+          running.maxBacklog = Math.max(running.maxBacklog, running.backlog);
+        }
+        try {
+          await new Promise((r) => setTimeout(r, 20));
+          return await plan.invoke(event, signal);
+        } finally {
+          if (counted) running.backlog--;
+        }
+      },
+    };
+    forwarder = createForwarder({
+      virtual: virtual.client,
+      host: host.client,
+      invoker,
+      identity: { name: 'vc1', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' },
+      batchSize: 10,
+      batchWindowMs: 5,
+      maxInFlight: 3,
+      resyncIntervalMs: 0,
+    });
+    const f = forwarder;
+    void f.start();
+    await f.ready;
+    await waitFor('initial sync', () => f.stats().initialSync.synced === 200, 20_000);
+    running = { backlog: 0, maxBacklog: 0 };
+    resyncing = true;
+    f.resync();
+    await waitFor('the resync under way', () => f.stats().invocations.ok > 21, 10_000);
+    virtual.cluster.store.create('endpoints', 'apps', endpoints('apps', 'fresh'));
+    await waitFor('the live change sent', () => liveSent !== undefined, 10_000);
+    // Sent while most of the resync still waited, alone (no resync keys riding along)...
+    expect(liveSent!.items).toBe(1);
+    expect(liveSent!.backlogLeft).toBeGreaterThan(50);
+    await waitFor(
+      'the resync done',
+      () => f.stats().resyncBacklog === 0 && f.stats().queueDepth === 0,
+      20_000,
+    );
+    // ...and resync invocations never took the slot kept for live work.
+    expect(running.maxBacklog).toBe(2);
   });
 });
