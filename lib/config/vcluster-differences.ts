@@ -5,7 +5,7 @@
  * docs/vcluster-compatibility.md explains each one.
  */
 import { isMap, LineCounter, type Node, parseDocument } from 'yaml';
-import { endsInBracketedKey, parsePath } from '../patches/path.ts';
+import { parsePath } from '../patches/path.ts';
 import type { Diagnostic } from './diagnostic.ts';
 import type { Patch, SyncConfig } from './types.ts';
 
@@ -137,12 +137,7 @@ export function vclusterDifferences(text: string, file: string, config: SyncConf
       if (parsed.length === 0) {
         note(
           patch,
-          `an expression on the empty path gets the whole object here; vcluster gives it only the fields that changed in this sync`,
-        );
-      } else if (endsInBracketedKey(patch.path, parsed)) {
-        note(
-          patch,
-          `this path ends in a bracketed key: vcluster also runs the expression when the key is absent (valueExists false) and creates the field; endpoint-sync skips the patch there (path-not-found)`,
+          `an expression on the empty path gets the whole desired object here on every sync; vcluster gives it the whole object on create but only the fields that changed on an update, so an expression that reads fields it did not change may see them missing there`,
         );
       }
     }

@@ -25,7 +25,7 @@ import { type BackoffPolicy, backoffDelay } from './backoff.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
 
 /** Why a stream was restarted (the `cause` label of the restart metric). */
-export type RestartCause = 'closed' | 'gone' | 'error' | 'quiet';
+export type RestartCause = 'closed' | 'gone' | 'error' | 'quiet' | 'relist';
 
 /** Callbacks of an {@link Informer}. */
 export interface InformerHandlers<T extends KubeObject> {
@@ -68,6 +68,13 @@ export interface InformerOptions<T extends KubeObject> {
    * `resourceVersion`, and return a new object rather than edit its input.
    */
   transform?: (object: T) => T;
+  /**
+   * Objects for which this returns false (after `transform`) are not cached and reach no handler,
+   * as if they did not exist; one that stops passing is delivered as deleted. When what it
+   * accepts changes, call {@link Informer.relist} (a forwarder shard keeps only the namespaces it
+   * owns).
+   */
+  filter?: (object: T) => boolean;
 }
 
 /** Objects per list request (client-go's pager default). */
@@ -101,6 +108,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   #lastActivity = 0;
   /** Events (not bookmarks) delivered by the current watch stream. */
   #streamEvents = 0;
+  /** Aborts the current watch stream so the loop lists again ({@link relist}). */
+  #relist: AbortController | undefined;
+  #relistRequested = false;
 
   constructor(options: InformerOptions<T>) {
     this.name = options.name;
@@ -125,6 +135,15 @@ export class Informer<T extends KubeObject = KubeObject> {
   async stop(): Promise<void> {
     this.#stop.abort(new Error(`informer ${this.name} stopped`));
     await this.#running;
+  }
+
+  /**
+   * Lists again now (the watch stream is ended), delivering the differences with the cache as
+   * events: what the filter now accepts arrives as added, what it now refuses as deleted.
+   */
+  relist(): void {
+    this.#relistRequested = true;
+    this.#relist?.abort(new Error(`informer ${this.name}: relist requested`));
   }
 
   /** Whether the first list has landed (stays true across relists). */
@@ -170,17 +189,25 @@ export class Informer<T extends KubeObject = KubeObject> {
       let cause: RestartCause;
       let error: unknown;
       try {
-        if (needList) {
+        if (needList || this.#relistRequested) {
+          this.#relistRequested = false;
           await this.#list(stop);
           needList = false;
         }
         this.#streamEvents = 0;
         const quiet = await this.#watchOnce(stop);
         if (stop.aborted) break;
-        cause = quiet ? 'quiet' : 'closed';
+        cause = this.#relistRequested ? 'relist' : quiet ? 'quiet' : 'closed';
         failures = 0;
       } catch (err) {
         if (stop.aborted) break;
+        if (this.#relistRequested) {
+          this.#relistRequested = false;
+          needList = true;
+          this.#restarts++;
+          this.#safely(() => this.#options.handlers?.onRestart?.('relist', undefined));
+          continue;
+        }
         error = err;
         // A stream that delivered events worked: its end starts a new streak, so watches dropped
         // now and then (API server restarts, load balancers) never escalate to the 30 s cap.
@@ -236,7 +263,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         signal: stop,
       });
       resourceVersion ??= page.metadata.resourceVersion;
-      for (const item of page.items) items.push(o.transform ? o.transform(item) : item);
+      for (const item of page.items) {
+        const kept = o.transform ? o.transform(item) : item;
+        if (!o.filter || o.filter(kept)) items.push(kept);
+      }
       token = page.metadata.continue || undefined;
     } while (token !== undefined);
     this.#replace(items);
@@ -274,6 +304,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   async #watchOnce(stop: AbortSignal): Promise<boolean> {
     const o = this.#options;
     const streamControl = new AbortController();
+    this.#relist = streamControl;
+    // A relist asked for while the list ran: this stream ends at once and the loop lists.
+    if (this.#relistRequested)
+      streamControl.abort(new Error(`informer ${this.name}: relist requested`));
     const onStop = () => streamControl.abort(stop.reason);
     stop.addEventListener('abort', onStop, { once: true });
     let quiet = false;
@@ -333,7 +367,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     const object = transform ? transform(event.object) : event.object;
     const key = objectKey(object);
     const old = this.#cache.get(key);
-    if (event.type === 'DELETED') {
+    const refused = this.#options.filter !== undefined && !this.#options.filter(object);
+    if (refused && !old) return;
+    if (event.type === 'DELETED' || refused) {
       this.#cache.delete(key);
       this.#safely(() => h?.onDelete?.(object));
       return;

@@ -119,7 +119,7 @@ function applyExpressionPatch(run: Run, patch: Patch, index: number): void {
     skip(run, patch, index, patch.path, 'no-expression-for-direction');
     return;
   }
-  const matches = findMatches(run, patch, index);
+  const matches = findMatches(run, patch, index, true);
   if (matches === undefined) return;
   const removals: Location[] = [];
   const parentOfLastKey = endsInBracketedKey(patch.path, cachedPath(patch.path));
@@ -368,8 +368,17 @@ function namespaceOf(object: unknown): string | undefined {
   return typeof namespace === 'string' && namespace !== '' ? namespace : undefined;
 }
 
-/** Parses the patch's path and matches it; records a skip or failure and gives `undefined`. */
-function findMatches(run: Run, patch: Patch, index: number): PathMatch[] | undefined {
+/**
+ * Parses the patch's path and matches it; records a skip or failure and gives `undefined`.
+ * With `absentKeys` (expression patches), a path ending in a bracketed map key also matches
+ * where that key is absent, with no value: see {@link matchWithAbsentKey}.
+ */
+function findMatches(
+  run: Run,
+  patch: Patch,
+  index: number,
+  absentKeys = false,
+): PathMatch[] | undefined {
   let path: Path;
   try {
     path = cachedPath(patch.path);
@@ -377,12 +386,40 @@ function findMatches(run: Run, patch: Patch, index: number): PathMatch[] | undef
     fail(run, patch, index, patch.path, 'path', messageOf(error));
     return undefined;
   }
-  const matches = matchPath(run.working, path);
+  const matches =
+    absentKeys && endsInBracketedKey(patch.path, path)
+      ? matchWithAbsentKey(run.working, path)
+      : matchPath(run.working, path);
   if (matches.length === 0) {
     skip(run, patch, index, patch.path, 'path-not-found');
     return undefined;
   }
   return matches;
+}
+
+/**
+ * The matches of a path ending in a bracketed key (`metadata.annotations["x"]`), as vcluster's
+ * `Patch.Translate` gives them to an expression: for each existing map the rest of the path
+ * selects, the key's value, or no value (`valueExists` false) where the key is absent, so that
+ * the result creates the field. A parent that is absent, null or not a map gives nothing
+ * (vcluster stops there too); on an array a bracketed index matches only an existing element.
+ */
+function matchWithAbsentKey(root: unknown, path: Path): PathMatch[] {
+  const last = path[path.length - 1]!;
+  if (last.kind === 'wildcard') return matchPath(root, path);
+  const key = last.kind === 'key' ? last.key : String(last.index);
+  const out: PathMatch[] = [];
+  for (const parent of matchPath(root, path.slice(0, -1))) {
+    if (Array.isArray(parent.value)) {
+      if (last.kind === 'index' && last.index < parent.value.length && last.index in parent.value) {
+        out.push({ location: [...parent.location, last.index], value: parent.value[last.index] });
+      }
+    } else if (isPlainObject(parent.value)) {
+      const has = Object.hasOwn(parent.value, key);
+      out.push({ location: [...parent.location, key], value: has ? parent.value[key] : undefined });
+    }
+  }
+  return out;
 }
 
 /** Parsed paths by source: the same few patch lists run for every object. */

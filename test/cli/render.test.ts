@@ -59,12 +59,13 @@ describe('endpoint-sync render toHost', () => {
     expect(r.err).not.toContain('# patches');
   });
 
-  it('--explain prints every outcome to stderr, including skips', async () => {
+  it('--explain prints every outcome to stderr, including fields a patch created', async () => {
     const r = await render([...example, ...dbEndpoints, '--explain']);
     expect(r.code).toBe(0);
     expect(r.err).toContain('sync.toHost.endpoints.patches[0] at metadata.labels.app: applied');
+    // The annotation is absent on the object: vcluster runs the expression there too (valueExists false).
     expect(r.err).toContain(
-      'sync.toHost.endpoints.patches[1] at metadata.annotations["example.com/environment"]: skipped: path-not-found',
+      'sync.toHost.endpoints.patches[1] at metadata.annotations["example.com/environment"]: applied expression [native]: undefined -> "production"',
     );
     expect(r.err).toMatch(/reference at .*Secret default\/db-tls <-> virtualcluster\/v/);
   });

@@ -131,6 +131,59 @@ const cases: ExpressionCase[] = [
     ],
   },
   {
+    name: 'an absent bracketed key runs the expression with valueExists false, and the result creates it',
+    source: `${PATCH} Translate (isBracketEnclosed: v, ok := t[key]; translate(cur.Path, v, ok)); ${PATCHING}`,
+    conformance: 'same',
+    input: object({ metadata: { name: 'a', namespace: 'b', annotations: { other: '1' } } }),
+    path: 'metadata.annotations["example.com/x"]',
+    expression: 'valueExists ? value + "-kept" : (value === undefined ? "created" : "?")',
+    expected: [
+      [['metadata', 'annotations', 'example.com/x'], 'created'],
+      [['metadata', 'annotations', 'other'], '1'],
+    ],
+  },
+  {
+    name: 'a present bracketed key runs with valueExists true',
+    source: `${PATCH} Translate (isBracketEnclosed)`,
+    conformance: 'same',
+    input: object({
+      metadata: { name: 'a', namespace: 'b', annotations: { 'example.com/x': 'v' } },
+    }),
+    path: 'metadata.annotations["example.com/x"]',
+    expression: 'valueExists ? value + "-kept" : "created"',
+    expected: [[['metadata', 'annotations', 'example.com/x'], 'v-kept']],
+  },
+  {
+    name: 'an absent bracketed key under a wildcard: each map the wildcard selects gets the key',
+    source: `${PATCH} Translate (getValue(parsedPath, 1) gives every parent map)`,
+    conformance: 'same',
+    input: object({ subsets: [{ ports: [{ name: 'http' }, { name: 'x', appProtocol: 'h2c' }] }] }),
+    path: 'subsets[*].ports[*]["appProtocol"]',
+    expression: 'valueExists ? value : "http"',
+    expected: [
+      [['subsets', 0, 'ports', 0, 'appProtocol'], 'http'],
+      [['subsets', 0, 'ports', 1, 'appProtocol'], 'h2c'],
+    ],
+  },
+  {
+    name: 'an absent bracketed key whose expression gives null stays absent',
+    source: `${PATCH} Translate (valueFromExpression == nil: Delete)`,
+    conformance: 'same',
+    input: object({ metadata: { name: 'a', namespace: 'b', annotations: {} } }),
+    path: 'metadata.annotations["example.com/x"]',
+    expression: 'valueExists ? value : null',
+    expected: [[['metadata', 'annotations', 'example.com/x'], undefined]],
+  },
+  {
+    name: 'an absent parent map: nothing runs and nothing is created',
+    source: `${PATCH} Translate (getValue(parsedPath, 1) not ok: return nil)`,
+    conformance: 'same',
+    input: object({}),
+    path: 'metadata.labels["x"]',
+    expression: '"created"',
+    expected: [[['metadata', 'labels'], undefined]],
+  },
+  {
     name: 'context.vcluster.name and .namespace',
     source: PATCHING,
     conformance: 'same',
@@ -161,7 +214,7 @@ const cases: ExpressionCase[] = [
 
 function at(value: unknown, location: readonly (string | number)[]): unknown {
   let cur = value;
-  for (const step of location) cur = (cur as Record<string | number, unknown>)[step];
+  for (const step of location) cur = (cur as Record<string | number, unknown> | undefined)?.[step];
   return cur;
 }
 
@@ -178,6 +231,26 @@ describe('expression patches', () => {
       for (const [location, value] of c.expected) {
         expect(at(out, location), `${label} at ${location.join('.')} (${c.source})`).toBe(value);
       }
+    }
+  });
+});
+
+describe('a bracketed key that is absent, the way back', () => {
+  it('a reverse expression at an absent key creates it on the virtual object [same]', () => {
+    const patch: Patch = {
+      path: 'metadata.labels["from-host"]',
+      reverseExpression: 'valueExists ? value : "set-" + context.vcluster.name',
+      configPath: 'sync.toHost.endpoints.patches[0]',
+    };
+    const input = object({ metadata: { name: 'a', namespace: 'b', labels: { app: 'x' } } });
+    for (const [label, engine] of engines) {
+      const { object: out, report } = applyPatches(input, [patch], 'fromHost', env(engine));
+      expect(report.failed, label).toBe(false);
+      expect(out.metadata.labels, `${label} (${PATCH})`).toEqual({
+        app: 'x',
+        'from-host': 'set-my-vcluster',
+      });
+      expect(report.outcomes[0]).toMatchObject({ status: 'applied', before: undefined });
     }
   });
 });

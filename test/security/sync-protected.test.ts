@@ -32,9 +32,13 @@ sync:
 ${reverse === undefined ? '' : `          reverseExpression: ${q(reverse)}\n`}`;
 }
 
-function setup(yaml: string) {
+function setup(yaml: string, annotations?: Record<string, string>) {
   const pair = new ClusterPair();
-  pair.put('virtual', 'endpoints', endpoints('db', 'default', { labels: { app: 'db' } }));
+  pair.put(
+    'virtual',
+    'endpoints',
+    endpoints('db', 'default', { labels: { app: 'db' }, ...(annotations && { annotations }) }),
+  );
   pair.put('virtual', 'services', manualService());
   const cfg = config(yaml);
   const plan = (): Plan => planSync(pair.input(cfg, 'default', 'db'), { evaluator });
@@ -146,6 +150,32 @@ describe('finding 12: an expression on the empty path', () => {
     const update = plan.hostWrites.find((w) => w.verb === 'update');
     expect(plan.hostWrites.every((w) => w.verb !== 'create')).toBe(true);
     if (update?.verb === 'update') expect(update.object.metadata.finalizers).toBeUndefined();
+    expect(overridden(plan)).toEqual(['metadata.finalizers']);
+  });
+
+  it('an absent marker key a bracketed path creates is put back and reported', () => {
+    const plan = setup(
+      patchConfig(`metadata.annotations["${DOMAIN}/object-uid"]`, 'valueExists ? value : "forged"'),
+      { note: 'x' },
+    ).plan();
+    expect(written(plan).metadata.annotations?.[`${DOMAIN}/object-uid`]).toBe('uid-db');
+    // the key was absent on the virtual object, so the expression ran with valueExists false
+    expect(plan.reports[0]!.outcomes[0]).toMatchObject({ status: 'applied', after: 'forged' });
+    expect(overridden(plan)).toEqual([`metadata.annotations["${DOMAIN}/object-uid"]`]);
+  });
+
+  it('an absent reserved label key a bracketed path creates is put back and reported', () => {
+    const renamed = translateLabelKey('release', 'vc', DOMAIN);
+    const plan = setup(patchConfig(`metadata.labels["${renamed}"]`, '"x"')).plan();
+    expect(written(plan).metadata.labels?.[renamed]).toBeUndefined();
+    expect(overridden(plan)).toEqual([`metadata.labels["${renamed}"]`]);
+  });
+
+  it('an absent bracketed key under metadata cannot add a field the sync owns', () => {
+    const plan = setup(
+      patchConfig('metadata["finalizers"]', 'valueExists ? value : ["x/y"]'),
+    ).plan();
+    expect(Object.hasOwn(written(plan).metadata, 'finalizers')).toBe(false);
     expect(overridden(plan)).toEqual(['metadata.finalizers']);
   });
 

@@ -14,7 +14,10 @@ export type ContextUse = 'none' | 'all' | readonly (readonly string[])[];
 
 /** The result of {@link analyseExpression}. */
 export interface ExpressionUse {
-  /** False when the expression never mentions `value` (constants): nothing is copied in. */
+  /**
+   * False when the expression mentions neither `value` nor `valueExists` (constants): nothing
+   * is copied in. `valueExists` needs the value's kind, so it counts as a use.
+   */
   value: boolean;
   context: ContextUse;
 }
@@ -40,7 +43,7 @@ export function analyseExpression(root: Expression): ExpressionUse {
     const up = parents.get(node);
     if (node.type === 'Identifier' && !isPropertyName(up?.parent, up?.key ?? '')) {
       const name = node['name'];
-      if (name === 'value') value = true;
+      if (name === 'value' || name === 'valueExists') value = true;
       else if (name === 'context') {
         const path = chainFrom(node, parents);
         if (path.length === 0) all = true;

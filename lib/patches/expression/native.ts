@@ -113,8 +113,8 @@ function build(n: Node): Eval {
       const name = n['name'];
       if (name === 'value') return (env) => data(env, env.value);
       if (name === 'context') return (env) => env.context;
-      // As in the sandbox: expressions run only at paths that hold a value.
-      if (name === 'valueExists') return () => true;
+      // As in the sandbox: false only where the path ends in a bracketed key that is absent.
+      if (name === 'valueExists') return (env) => env.value !== undefined;
       if (name === 'undefined') return () => undefined;
       throw UNSUPPORTED;
     }

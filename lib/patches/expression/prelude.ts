@@ -191,9 +191,11 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   for (const name of ['atob', 'btoa', 'virtualToHostDNS']) {
     defineProperty(g, name, { value: helpers[name], writable: false, enumerable: false, configurable: false });
   }
-  // vcluster's valueExists: whether the matched path holds a value. The pipeline evaluates
-  // expressions only at paths that exist, so it is always true here.
-  defineProperty(g, 'valueExists', { value: true, writable: false, enumerable: false, configurable: false });
+  // vcluster's valueExists: whether the matched path holds a value. The pipeline passes no value
+  // only where a path ending in a bracketed key meets an absent key. 'run' sets it for each
+  // evaluation (from the value's kind), so nothing carries over from one to the next.
+  let valueExists = false;
+  defineProperty(g, 'valueExists', { get: () => valueExists, set: undefined, enumerable: false, configurable: false });
 
   // Math.random: QuickJS keeps its generator's state in the context, where one evaluation could
   // read from its outputs how many numbers earlier evaluations drew. This one (xoshiro128**) is
@@ -359,6 +361,7 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   // data equal to what the text would give, which no evaluation can change or keep.
   const run = function (fn, kind, payload, context, config) {
     seeded = false;
+    valueExists = kind === 1 || kind === 2;
     let value;
     if (kind === 1) value = payload;
     else if (kind === 2) value = parse(payload);

@@ -1,0 +1,83 @@
+/**
+ * An informer's filter (what a forwarder shard keeps) and its relist when the filter changes,
+ * against the emulator with a real client.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Informer, type RestartCause } from '../../lib/forwarder/informer.ts';
+import type { KubeClient } from '../../lib/kube/client.ts';
+import type { KubeObject } from '../../lib/kube/object.ts';
+import { RESOURCES } from '../../lib/kube/resources.ts';
+import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import { clusterWithClient, endpoints, waitFor } from './helpers.ts';
+
+let cluster: EmulatedCluster;
+let client: KubeClient;
+let informer: Informer | undefined;
+
+afterEach(async () => {
+  await informer?.stop();
+  informer = undefined;
+  await client?.close();
+  await cluster?.close();
+});
+
+describe('Informer filter and relist', () => {
+  it('caches only what the filter accepts, and a relist delivers what a new filter adds and drops', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    for (const ns of ['apps', 'web']) {
+      cluster.store.create('namespaces', undefined, { metadata: { name: ns } });
+      for (let i = 0; i < 3; i++) cluster.store.create('endpoints', ns, endpoints(ns, `ep-${i}`));
+    }
+    let accepted = new Set(['apps']);
+    const log: string[] = [];
+    const causes: RestartCause[] = [];
+    const note = (what: string) => (o: KubeObject) =>
+      log.push(`${what} ${o.metadata.namespace}/${o.metadata.name}`);
+    informer = new Informer({
+      name: 'filtered',
+      client,
+      resource: RESOURCES.endpoints,
+      filter: (o) => accepted.has(o.metadata.namespace ?? ''),
+      handlers: {
+        onAdd: note('add'),
+        onUpdate: (_old, o) => note('update')(o),
+        onDelete: note('delete'),
+        onRestart: (cause) => causes.push(cause),
+      },
+    });
+    informer.start();
+    await informer.synced;
+    expect(informer.keys().sort()).toEqual(['apps/ep-0', 'apps/ep-1', 'apps/ep-2']);
+
+    // Watch events of a refused namespace never reach the cache or the handlers.
+    cluster.store.create('endpoints', 'web', endpoints('web', 'late'));
+    cluster.store.create('endpoints', 'apps', endpoints('apps', 'late'));
+    await waitFor('apps/late', () => informer!.get('apps/late') !== undefined);
+    expect(informer.get('web/late')).toBeUndefined();
+    expect(log.filter((l) => l.includes('web/'))).toEqual([]);
+
+    // The filter now takes web and drops apps: one relist delivers both differences.
+    log.length = 0;
+    accepted = new Set(['web']);
+    informer.relist();
+    await waitFor('web cached', () => informer!.get('web/late') !== undefined);
+    await waitFor('apps gone', () => informer!.keys().every((k) => k.startsWith('web/')));
+    expect(log.filter((l) => l.startsWith('add')).sort()).toEqual([
+      'add web/ep-0',
+      'add web/ep-1',
+      'add web/ep-2',
+      'add web/late',
+    ]);
+    expect(log.filter((l) => l.startsWith('delete')).sort()).toEqual([
+      'delete apps/ep-0',
+      'delete apps/ep-1',
+      'delete apps/ep-2',
+      'delete apps/late',
+    ]);
+    expect(causes).toContain('relist');
+
+    // And it keeps watching after the relist.
+    cluster.store.create('endpoints', 'web', endpoints('web', 'after'));
+    await waitFor('web/after', () => informer!.get('web/after') !== undefined);
+  });
+});
