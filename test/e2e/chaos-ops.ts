@@ -1,7 +1,8 @@
 /**
- * The random operations of the chaos test: creates, updates and deletes of Endpoints and
- * Services, selector toggles and label/annotation edits on a fixed pool of keys (plus a few label
- * edits of host copies, which flow back), drawn from a seeded PRNG so a seed replays the same
+ * The random operations of the chaos test: creates, updates and deletes of Endpoints,
+ * EndpointSlices and Services, selector toggles, slices relabelled to another Service, and
+ * label/annotation edits on a fixed pool of keys (plus a few label edits of host copies of both
+ * kinds, which flow back), drawn from a seeded PRNG so a seed replays the same
  * sequence. They are applied to the emulators' stores in-process: the operations are the users
  * of the clusters, not the system under test, so they must land exactly once whatever the
  * injected API faults do to HTTP clients.
@@ -73,6 +74,81 @@ function subsets(rand: () => number, namespace: string, name: string): unknown[]
   return out;
 }
 
+/** The `endpoints` of a slice: a few IPv4 addresses, some with a Pod targetRef. */
+function sliceEndpoints(rand: () => number, namespace: string, name: string): unknown[] {
+  const count = 1 + Math.floor(rand() * 3);
+  return Array.from({ length: count }, (_, i) => ({
+    addresses: [`10.9.${Math.floor(rand() * 256)}.${Math.floor(rand() * 256)}`],
+    conditions: { ready: rand() < 0.8 },
+    ...(rand() < 0.6
+      ? {
+          targetRef: {
+            kind: 'Pod',
+            name: `${name}-p${i}`,
+            namespace,
+            uid: `pod-${Math.floor(rand() * 1e6)}`,
+          },
+        }
+      : {}),
+  }));
+}
+
+const SERVICE_NAME = 'kubernetes.io/service-name';
+
+/**
+ * One operation on the slice `<name>-s`, labelled with Service `<name>` (sometimes another
+ * Service of the pool): create, new endpoints, label/annotation edits, relabel, delete.
+ */
+function sliceOp(
+  store: ClusterStore,
+  rand: () => number,
+  namespace: string,
+  name: string,
+): ChaosOp {
+  const slice = `${name}-s`;
+  const op = (kind: string): ChaosOp => ({ kind, namespace, name: slice });
+  const anotherService = () => `k${Math.floor(rand() * NAMES_PER_NAMESPACE)}`;
+  const existing = store.peek('endpointslices', namespace, slice);
+  if (!existing) {
+    store.create('endpointslices', namespace, {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: slice,
+        namespace,
+        labels: { ...labels(rand), [SERVICE_NAME]: rand() < 0.9 ? name : anotherService() },
+        annotations: annotations(rand, namespace),
+      },
+      addressType: 'IPv4',
+      endpoints: sliceEndpoints(rand, namespace, name),
+      ports: [{ name: 'tcp', port: 5000 + Math.floor(rand() * 100), protocol: 'TCP' }],
+    } as KubeObject);
+    return op('create-slice');
+  }
+  const r = rand();
+  const patch = (body: Record<string, unknown>) =>
+    store.patch('endpointslices', namespace, slice, 'application/merge-patch+json', body);
+  if (r < 0.3) {
+    patch({ endpoints: sliceEndpoints(rand, namespace, name) });
+    return op('update-slice-endpoints');
+  }
+  if (r < 0.55) {
+    const value = rand() < 0.3 ? null : pick(rand, LABEL_VALUES);
+    patch({ metadata: { labels: { [pick(rand, LABEL_KEYS)]: value } } });
+    return op('slice-label');
+  }
+  if (r < 0.65) {
+    patch({ metadata: { labels: { [SERVICE_NAME]: anotherService() } } });
+    return op('slice-relabel');
+  }
+  if (r < 0.85) {
+    patch({ metadata: { annotations: annotations(rand, namespace) } });
+    return op('slice-annotations');
+  }
+  store.delete('endpointslices', namespace, slice);
+  return op('delete-slice');
+}
+
 /** Creates the pool's namespaces in the virtual cluster (those missing). */
 export function prepareNamespaces(store: ClusterStore): void {
   for (const namespace of CHAOS_NAMESPACES) {
@@ -91,11 +167,12 @@ function hostLabelEdit(
   hostNamespace: string,
   rand: () => number,
 ): ChaosOp | undefined {
-  const copies = host.list('endpoints', hostNamespace);
+  const resource = rand() < 0.7 ? 'endpoints' : 'endpointslices';
+  const copies = host.list(resource, hostNamespace);
   if (copies.length === 0) return undefined;
   const copy = pick(rand, copies);
   const value = `my-prefix-${pick(rand, LABEL_VALUES)}`;
-  host.patch('endpoints', hostNamespace, copy.metadata.name!, 'application/merge-patch+json', {
+  host.patch(resource, hostNamespace, copy.metadata.name!, 'application/merge-patch+json', {
     metadata: { labels: { [pick(rand, ['tier', 'zone', 'team'])]: value } },
   });
   return { kind: 'host-label', namespace: hostNamespace, name: copy.metadata.name! };
@@ -117,7 +194,9 @@ export function applyRandomOp(
   const namespace = pick(rand, CHAOS_NAMESPACES);
   const name = `k${Math.floor(rand() * NAMES_PER_NAMESPACE)}`;
   const op = (kind: string): ChaosOp => ({ kind, namespace, name });
-  if (rand() < 0.65) {
+  const which = rand();
+  if (which >= 0.5 && which < 0.7) return sliceOp(store, rand, namespace, name);
+  if (which < 0.5) {
     const existing = store.peek('endpoints', namespace, name);
     if (!existing) {
       const object: KubeObject = {

@@ -1,5 +1,5 @@
 /**
- * Chaos: 2,000 seeded random operations on the virtual side while both emulated API servers
+ * Chaos: 2,000 seeded random operations on the virtual side (Endpoints, EndpointSlices, Services) while both emulated API servers
  * answer ~10 % of requests (every verb the forwarder and the function use) with 500, 503 or 429
  * (with Retry-After), watches are dropped and expired (410) at intervals, and the Lambda endpoint
  * fails ~5 % of invocations. Then the faults stop, the forwarder resyncs once, and the host must
@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 function summary(c: HostComparison): string {
-  const head = `expected ${c.expected} host copies, found ${c.actual}; lost ${c.lost.length}, orphaned ${c.orphaned.length}, different ${c.mismatches.length}`;
+  const head = `expected ${c.expected} host copies (${JSON.stringify(c.expectedByResource)}), found ${c.actual}; lost ${c.lost.length}, orphaned ${c.orphaned.length}, different ${c.mismatches.length}`;
   const details = [
     ...c.lost.slice(0, 5).map((k) => `  lost: ${k}`),
     ...c.orphaned.slice(0, 5).map((k) => `  orphaned: ${k}`),
@@ -181,6 +181,7 @@ it(`converges exactly after ${OPS} random operations under API, watch and Lambda
     expect(lambdaStats.serviceErrors).toBeGreaterThan(0);
     expect(lambdaStats.functionErrors).toBeGreaterThan(0);
     expect(last!.expected).toBeGreaterThan(10);
+    expect(last!.expectedByResource['endpointslices'], summary(last!)).toBeGreaterThan(5);
     expect(last!.lost, summary(last!)).toEqual([]);
     expect(last!.orphaned, summary(last!)).toEqual([]);
     expect(last!.mismatches, summary(last!)).toEqual([]);

@@ -13,7 +13,13 @@ import {
   createExpressionEngine,
   type ExpressionEngine,
 } from '../../lib/patches/expression/index.ts';
-import { hostKeyOf, planSync } from '../../lib/sync/index.ts';
+import {
+  hostKeyOf,
+  ITEM_KINDS,
+  kindResource,
+  planSync,
+  type SyncKind,
+} from '../../lib/sync/index.ts';
 
 /** The loaded configuration of `path`; throws on any error diagnostic. */
 export async function loadConfig(path: string | URL): Promise<SyncConfig> {
@@ -32,6 +38,8 @@ export async function loadConfig(path: string | URL): Promise<SyncConfig> {
 export interface HostComparison {
   /** Host copies the virtual state calls for. */
   expected: number;
+  /** {@link expected} by resource plural. */
+  expectedByResource: Record<string, number>;
   /** Managed host copies found. */
   actual: number;
   /** Virtual keys whose host copy is missing. */
@@ -95,45 +103,66 @@ export class HostExpectation {
   }
 
   /**
-   * Reads both clusters (through their HTTP clients) and compares: every virtual Endpoints the
-   * planner would sync has a host copy equal to the planner's fresh copy (server fields aside),
-   * the planner wants no write for any key given the current host, and no other managed copy
-   * exists.
+   * Reads both clusters (through their HTTP clients) and compares, for every item kind
+   * (Endpoints, EndpointSlices): every virtual object the planner would sync has a host copy
+   * equal to the planner's fresh copy (server fields aside), the planner wants no write for any
+   * key given the current host, and no other managed copy exists.
    */
   async compare(stack: Stack): Promise<HostComparison> {
-    const { identity } = stack;
-    const [virtualEndpoints, services, hostEndpoints] = await Promise.all([
-      stack.virtual.client.listAll<KubeObject>(RESOURCES.endpoints),
-      stack.virtual.client.listAll<KubeObject>(RESOURCES.services),
-      stack.host.client.listAll<KubeObject>(RESOURCES.endpoints, {
-        namespace: identity.hostNamespace,
-        labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
-      }),
-    ]);
+    const services = await stack.virtual.client.listAll<KubeObject>(RESOURCES.services);
     const serviceByKey = new Map(
       services.items.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]),
     );
-    const hostByName = new Map(hostEndpoints.items.map((h) => [h.metadata.name!, h]));
     const out: HostComparison = {
       expected: 0,
-      actual: hostByName.size,
+      expectedByResource: {},
+      actual: 0,
       lost: [],
       orphaned: [],
       mismatches: [],
     };
+    for (const kind of ITEM_KINDS) await this.#compareKind(stack, kind, serviceByKey, out);
+    return out;
+  }
+
+  async #compareKind(
+    stack: Stack,
+    kind: SyncKind,
+    serviceByKey: Map<string, KubeObject>,
+    out: HostComparison,
+  ): Promise<void> {
+    const { identity } = stack;
+    const resource = kindResource(kind);
+    const [virtualObjects, hostObjects] = await Promise.all([
+      stack.virtual.client.listAll<KubeObject>(resource),
+      stack.host.client.listAll<KubeObject>(resource, {
+        namespace: identity.hostNamespace,
+        labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
+      }),
+    ]);
+    const hostByName = new Map(hostObjects.items.map((h) => [h.metadata.name!, h]));
+    out.actual += hostByName.size;
     const wanted = new Set<string>();
-    for (const virtual of virtualEndpoints.items) {
+    for (const virtual of virtualObjects.items) {
       const key = { namespace: virtual.metadata.namespace!, name: virtual.metadata.name! };
-      const id = `${key.namespace}/${key.name}`;
-      const hostName = hostKeyOf('Endpoints', key, identity, this.#config).name;
+      const id = `${resource.plural}/${key.namespace}/${key.name}`;
+      const hostName = hostKeyOf(resource.kind, key, identity, this.#config).name;
       const host = hostByName.get(hostName) ?? null;
+      const companions: Record<string, KubeObject | null> = {};
+      for (const companion of kind.companions) {
+        const named = companion.keyOf(key, virtual);
+        if (named) {
+          companions[companion.resource] =
+            serviceByKey.get(`${named.namespace}/${named.name}`) ?? null;
+        }
+      }
       const input = {
         identity,
         config: this.#config,
-        resource: 'endpoints',
+        resource: resource.plural,
         key,
         virtualObject: virtual,
-        service: serviceByKey.get(id) ?? null,
+        companions,
       };
       const fresh = planSync({ ...input, hostObject: null }, { evaluator: this.#engine });
       if (fresh.status === 'failed') {
@@ -141,10 +170,12 @@ export class HostExpectation {
         continue;
       }
       const create = fresh.hostWrites.find(
-        (w) => w.verb === 'create' && w.resource === 'endpoints',
+        (w) => w.verb === 'create' && w.resource === resource.plural,
       );
       if (create && create.verb === 'create') {
         out.expected++;
+        out.expectedByResource[resource.plural] =
+          (out.expectedByResource[resource.plural] ?? 0) + 1;
         wanted.add(hostName);
         if (!host) {
           out.lost.push(id);
@@ -168,7 +199,8 @@ export class HostExpectation {
         );
       }
     }
-    for (const name of hostByName.keys()) if (!wanted.has(name)) out.orphaned.push(name);
-    return out;
+    for (const name of hostByName.keys()) {
+      if (!wanted.has(name)) out.orphaned.push(`${resource.plural}/${name}`);
+    }
   }
 }
