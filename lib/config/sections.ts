@@ -118,15 +118,6 @@ export function readOwnedSections(ctx: ReadContext, root: Node | null): OwnedSec
       const entry = sections.get(resource);
       const enabled = entry && readResource(ctx, entry, resource, resources[resource]);
       if (resource === 'endpoints') endpointsEnabled = enabled;
-      if (resource === 'endpointSlices' && entry !== undefined && resources[resource].enabled) {
-        // The function plans slices, but no forwarder of this version watches them yet: say so
-        // where the user asked for them rather than let the section do nothing silently.
-        ctx.reporter.warning(
-          entry.keyNode,
-          entry.configPath,
-          `${entry.configPath} is read by the sync function, but this version's forwarder does not watch EndpointSlices yet: slices sync only from events that carry them (see docs/kinds.md)`,
-        );
-      }
     }
     const namespaces = sections.get('namespaces');
     if (namespaces !== undefined) readNamespaces(ctx, namespaces, result.namespaces);

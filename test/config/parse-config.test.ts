@@ -192,12 +192,8 @@ describe('owned sections: keys and types', () => {
     );
   });
 
-  it('says that an endpointSlices section has no forwarder to feed it yet, unless it is off', () => {
-    expect(lines('sync:\n  toHost:\n    endpointSlices:\n      enabled: true\n')).toEqual([
-      expect.stringMatching(
-        /^test\.yaml:3:5: warning: sync\.toHost\.endpointSlices is read by the sync function, but this version's forwarder does not watch EndpointSlices yet/,
-      ),
-    ]);
+  it('reads an endpointSlices section without a warning, on or off (the forwarder watches slices)', () => {
+    expect(lines('sync:\n  toHost:\n    endpointSlices:\n      enabled: true\n')).toEqual([]);
     expect(lines('sync:\n  toHost:\n    endpointSlices:\n      enabled: false\n')).toEqual([]);
   });
 
