@@ -1,7 +1,8 @@
 /**
  * The demo objects `endpoint-sync dev` creates in the virtual cluster: one of each case the sync
  * distinguishes, so the first run shows a synced object with patches, a reference copy, an
- * Endpoints left to the host's controller, and one that waits for its Service.
+ * Endpoints left to the host's controller, one that waits for its Service, and the EndpointSlice
+ * of a selector-less Service.
  */
 import { AlreadyExistsError, type KubeClient, RESOURCES } from '../kube/index.ts';
 import type { KubeObject } from '../kube/object.ts';
@@ -63,6 +64,26 @@ export const DEMO_OBJECTS: { now: KubeObject[]; later: KubeObject[] } = {
     endpoints('web', '10.0.0.20'),
     // Endpoints before their Service: skipped until the Service appears.
     endpoints('cache', '10.0.0.30', { labels: { app: 'cache' } }),
+    // The EndpointSlice of a selector-less Service: synced, labelled with the host Service's name.
+    service('metrics'),
+    {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: 'metrics-1',
+        namespace: NS,
+        labels: { 'kubernetes.io/service-name': 'metrics', app: 'metrics' },
+      },
+      addressType: 'IPv4',
+      endpoints: [
+        {
+          addresses: ['10.0.0.40'],
+          conditions: { ready: true },
+          targetRef: { kind: 'Pod', name: 'metrics-0', namespace: NS },
+        },
+      ],
+      ports: [{ name: 'http', port: 9090, protocol: 'TCP' }],
+    },
   ],
   later: [service('cache')],
 };

@@ -79,7 +79,9 @@ describe('endpoint-sync dev (npm start)', () => {
     );
     expect(out).toContain(`${dir}/host.kubeconfig`);
     // The demo's db Endpoints: synced with every example patch, and the printed decision says so.
-    expect(out).toMatch(/applied\s+default\/db: .*virtualcluster\/db-x-default-x-virtualcluster/);
+    expect(out).toMatch(
+      /applied\s+endpoints\/default\/db: .*virtualcluster\/db-x-default-x-virtualcluster/,
+    );
     expect(out).toContain('create endpoints virtualcluster/db-x-default-x-virtualcluster');
     expect(out).toContain('patched labels.app: "db" -> "my-prefix-db"');
     expect(out).toContain(
@@ -89,7 +91,12 @@ describe('endpoint-sync dev (npm start)', () => {
     expect(out).toMatch(
       /patched annotations\.example\.com\/tls-secret: "db-tls" -> "v[0-9a-z]{13}"/,
     );
-    expect(out).toMatch(/skipped\s+default\/web: Service default\/web has a selector/);
+    expect(out).toMatch(/skipped\s+endpoints\/default\/web: Service default\/web has a selector/);
+    // The demo slice of the selector-less Service metrics: synced to the host.
+    expect(out).toMatch(/applied\s+endpointslices\/default\/metrics-1: /);
+    expect(out).toContain(
+      'create endpointslices virtualcluster/metrics-1-x-default-x-virtualcluster',
+    );
     expect(out).not.toContain('PARKED');
 
     const items = await until('db and cache on the host', async () => {

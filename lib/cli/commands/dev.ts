@@ -5,11 +5,13 @@
  */
 import type { DispatchedResult, ParkedItem } from '../../forwarder/dispatcher.ts';
 import { createLogger } from '../../forwarder/logger.ts';
-import { NotFoundError, RESOURCES } from '../../kube/index.ts';
+import { NotFoundError } from '../../kube/index.ts';
 import type { KubeObject } from '../../kube/object.ts';
 import { stackBanner } from '../../local/banner.ts';
 import { createObjects, DEMO_OBJECTS } from '../../local/demo.ts';
 import { LOCAL_FUNCTION_NAME, type Stack, startStack } from '../../local/stack.ts';
+import { keyOfObject, parseResourceKey, resourceKeyString } from '../../model/index.ts';
+import { kindOfKind, kindResource, resourceByPlural } from '../../sync/index.ts';
 import { type Command, type CommandIO, UsageError } from '../command.ts';
 import { processSignals, type StopSignal } from '../signals.ts';
 
@@ -19,8 +21,9 @@ const usage = `Usage: endpoint-sync dev [--config FILE] [--virtual-kubeconfig FI
 
 Runs the whole pipeline on this machine: two emulated Kubernetes clusters (virtual and host), a
 local S3 server holding the configuration (examples/endpoints.yaml), the sync function behind a
-local Lambda invoke endpoint, and the forwarder. Creates demo Services and Endpoints in the
-virtual cluster, prints every sync decision, and keeps syncing live until Ctrl-C.
+local Lambda invoke endpoint, and the forwarder. Creates demo Services, Endpoints and an
+EndpointSlice in the virtual cluster, prints every sync decision, and keeps syncing live until
+Ctrl-C.
 
 Flags:
       --config FILE              use this local configuration file (read through file://)
@@ -55,11 +58,13 @@ function port(value: unknown, flag: string): number | undefined {
   return n;
 }
 
-/** The `namespace/name` keys of the Endpoints among `objects`. */
-function endpointKeys(objects: KubeObject[]): string[] {
-  return objects
-    .filter((o) => o.kind === 'Endpoints')
-    .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+/** The forwarder's keys (`resource/namespace/name`) of the synced items among `objects`. */
+function itemKeys(objects: KubeObject[]): string[] {
+  return objects.flatMap((o) => {
+    const kind = kindOfKind(o.kind ?? '');
+    if (kind?.row.role !== 'item') return [];
+    return [resourceKeyString({ resource: kindResource(kind).plural, ...keyOfObject(o) })];
+  });
 }
 
 /** Polls `done` until it holds or `limitMs` passed (the demo goes on either way). */
@@ -97,22 +102,23 @@ function patchedFields(virtual: KubeObject, host: KubeObject, markerDomain: stri
 }
 
 async function describeResult(stack: Stack, dispatched: DispatchedResult): Promise<string[]> {
-  const { result } = dispatched;
-  const key = `${result.key.namespace}/${result.key.name}`;
+  const { result, key } = dispatched;
   const status = result.status.padEnd(9);
   if (result.status !== 'applied') return [`  ${status} ${key}: ${result.reason}`];
   const lines: string[] = [];
   const written = result.hostWrites.map((w) => `${w.verb} ${w.resource} ${w.namespace}/${w.name}`);
   lines.push(`  ${status} ${key}: ${result.reason}`);
   lines.push(`            host writes: ${written.join(', ') || 'none'}`);
-  const hostKey = result.hostWrites.find((w) => w.resource === 'endpoints' && w.verb !== 'delete');
-  if (!hostKey) return lines;
+  const item = parseResourceKey(key);
+  const resource = item && resourceByPlural(item.resource);
+  const hostKey = result.hostWrites.find(
+    (w) => w.resource === item?.resource && w.verb !== 'delete',
+  );
+  if (!item || !resource || !hostKey) return lines;
   try {
     const [virtual, host] = await Promise.all([
-      stack.virtual.client.get<KubeObject>(RESOURCES.endpoints, result.key.name, {
-        namespace: result.key.namespace,
-      }),
-      stack.host.client.get<KubeObject>(RESOURCES.endpoints, hostKey.name, {
+      stack.virtual.client.get<KubeObject>(resource, item.name, { namespace: item.namespace }),
+      stack.host.client.get<KubeObject>(resource, hostKey.name, {
         namespace: hostKey.namespace,
       }),
     ]);
@@ -200,8 +206,8 @@ const dev: Command & { stop: StopSignal } = {
       // The last status of each key, so the demo can wait for its decisions instead of a fixed
       // time: a first plan may take seconds on a busy machine (the plan worker starts).
       const statuses = new Map<string, string>();
-      stack.forwarder.events.on('result', ({ result }: DispatchedResult) => {
-        statuses.set(`${result.key.namespace}/${result.key.name}`, result.status);
+      stack.forwarder.events.on('result', ({ key, result }: DispatchedResult) => {
+        statuses.set(key, result.status);
       });
       const decided = (keys: string[], status?: string) =>
         waitUntil(() =>
@@ -212,10 +218,11 @@ const dev: Command & { stop: StopSignal } = {
       if (values['no-demo'] !== true) {
         line(io, 'creating demo objects in the virtual cluster (namespace default) ...');
         await createObjects(stack.virtual.client, DEMO_OBJECTS.now);
-        await decided(endpointKeys(DEMO_OBJECTS.now));
+        await decided(itemKeys(DEMO_OBJECTS.now));
         line(io, 'creating Service default/cache, which its Endpoints were waiting for ...');
         await createObjects(stack.virtual.client, DEMO_OBJECTS.later);
-        await decided(['default/cache'], 'applied');
+        const waiting = DEMO_OBJECTS.now.filter((o) => o.metadata.name === 'cache');
+        await decided(itemKeys(waiting), 'applied');
       }
       await printing;
       line(io);
