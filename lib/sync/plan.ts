@@ -3,24 +3,17 @@
  * host and the virtual cluster should be told to write. Pure and synchronous; it never throws
  * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
  */
-import { type KubeObject, RESOURCES, type ReasonCode, refId } from '../model/index.ts';
+import { type KubeObject, RESOURCES, type ReasonCode } from '../model/index.ts';
 import type { PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
-import {
-  type CopyEnv,
-  copyFromHost,
-  deferredCopyToHost,
-  hostCopyOf,
-  sameHostCopy,
-} from './copy.ts';
-import { applyMergePatch, getOwn, isPlainObject, setOwn } from './json.ts';
+import { type CopyEnv, deferredCopyToHost, hostCopyOf, sameHostCopy } from './copy.ts';
+import { isPlainObject } from './json.ts';
 import {
   type CompanionObjects,
   kindOfResource,
   type SkipReason,
   type SyncKind,
 } from './kinds/index.ts';
-import { virtualLabelKey } from './label-keys.ts';
 import { managedState } from './managed.ts';
 import { hostKeyOf, ownsHostNamespace, resolveHostNamespace } from './namespaces.ts';
 import {
@@ -32,6 +25,7 @@ import {
   uidMismatch,
   updateWrite,
 } from './plan-draft.ts';
+import { planFlowBack, type Translation } from './plan-flow-back.ts';
 import {
   InvalidPlanInputError,
   type PlanEnv,
@@ -39,7 +33,7 @@ import {
   sectionOf,
   validatePlanInput,
 } from './plan-input.ts';
-import { plannedImports, planReferenceCopies } from './plan-references.ts';
+import { planReferenceCopies } from './plan-references.ts';
 import { type ReferenceLookups, syncReferences } from './references.ts';
 import { hostChanges } from './three-way.ts';
 import { appliedMetadataOf, controlledByOf, lastAppliedOf } from './translate.ts';
@@ -125,11 +119,93 @@ function safeKey(input: unknown): ObjectKey {
   return { namespace, name };
 }
 
-function planValidated(
-  input: PlanInput,
-  env: PlanEnv,
-  draft: PlanDraft,
-): Pick<Plan, 'status' | 'reason' | 'reasonCode'> {
+/** The object key a plan is about, resolved on both sides and checked. */
+interface Target {
+  ctx: SyncContext;
+  syncKind: SyncKind;
+  section: keyof PlanInput['config']['resources'];
+  /** The Kubernetes kind, e.g. `Endpoints`. */
+  kind: string;
+  key: ObjectKey;
+  virtual: KubeObject | null;
+  hostKey: ObjectKey;
+  host: KubeObject | null;
+  /** Whether the host object is a copy of ours, when there is one. */
+  state: ReturnType<typeof managedState> | undefined;
+  /** `Endpoints default/db` and `host-ns/db-x-default-x-vc`, for reasons. */
+  what: string;
+  hostWhere: string;
+}
+
+type Outcome = Pick<Plan, 'status' | 'reason' | 'reasonCode'>;
+
+function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcome {
+  const target = resolveTarget(input);
+  const skip = skipReason(input, target.syncKind, target.kind, target.section, target.ctx);
+  if (skip) return planSkip(input, target, skip, draft);
+  const { ctx, kind, key, hostKey, host, what } = target;
+  const virtual = target.virtual;
+  if (!virtual) throw new InvalidPlanInputError('virtualObject', 'missing');
+  const state = target.state;
+  const takeover = host !== null && state !== undefined && !state.managed;
+  if (host && state && !state.managed && !target.syncKind.canTakeOver(host, ctx)) {
+    throw new PlanStop({
+      status: 'failed',
+      reasonCode: 'conflict',
+      reason: `host ${kind} ${target.hostWhere} exists but is not a copy made by virtual cluster "${ctx.identity.name}": ${state.reason}; it is left alone — delete it on the host to let ${what} sync`,
+      retryable: false,
+    });
+  }
+
+  const lookups: ReferenceLookups = input.references ?? { virtual: [], host: [] };
+  const refs = syncReferences(ctx, lookups, key.namespace);
+  const copyEnv: CopyEnv = {
+    ctx,
+    evaluator: env.evaluator,
+    references: refs,
+    patches: input.config.resources[target.section].patches,
+  };
+  // The spec is built only for a write: an unchanged resync compares it in place.
+  const translate = (object: KubeObject, withEnv: CopyEnv) =>
+    deferredCopyToHost(object, kind, hostKey, host, withEnv);
+  let translation: Translation = { copy: translate(virtual, copyEnv), copyEnv, lookups, refs };
+  checkReport(translation.copy.report, draft, refs, what);
+
+  let outcome: MainWrites;
+  if (!host) outcome = createWrites(input, target, translation);
+  else if (takeover) outcome = takeOverWrites(input, target, translation);
+  else if (uidMismatch(host, virtual, ctx)) outcome = recreateWrites(input, target, translation);
+  else {
+    const changes = hostEdits(target, host, translation);
+    const flow =
+      changes.labels.length + changes.annotations.length > 0
+        ? planFlowBack(
+            { resource: input.resource, key, what, host, virtual, changes, ctx, translate },
+            translation,
+            draft,
+          )
+        : { translation, flowedBack: [] };
+    translation = flow.translation;
+    outcome = updateWrites(input, target, host, translation, flow.flowedBack);
+  }
+
+  // Referenced copies first, so that an object never points at a host copy that is not there yet.
+  planReferenceCopies(translation.copy.report, translation.lookups, ctx, env, draft);
+  draft.hostWrites.push(...outcome.writes);
+  assertOwnedWrites(draft, ctx);
+
+  const status = draft.hostWrites.length + draft.virtualWrites.length > 0 ? 'write' : 'unchanged';
+  const reasonCode =
+    status === 'write' && outcome.reasonCode === 'in-sync' ? 'references' : outcome.reasonCode;
+  const notes = draft.notes.length > 0 ? `; ${draft.notes.join('; ')}` : '';
+  return { status, reasonCode, reason: outcome.reason + notes };
+}
+
+/**
+ * Resolves the item's host key and checks that the input is about it and that the host
+ * namespace may be written; a failure stops the plan.
+ */
+function resolveTarget(input: PlanInput): Target {
   const ctx = syncContext(input.identity, input.config);
   const syncKind = kindOfResource(input.resource);
   const section = sectionOf(input.resource);
@@ -176,182 +252,140 @@ function planValidated(
       retryable: false,
     });
   }
-  const state = host ? managedState(host, kind, ctx) : undefined;
-  const what = `${kind} ${describeKey(key)}`;
-  const hostWhere = `${describeKey(hostKey)}`;
-
-  const skip = skipReason(input, syncKind, kind, section, ctx);
-  if (skip) {
-    if (host && state?.managed) {
-      draft.hostWrites.push(
-        deleteWrite(input.resource, host, `${skip.message}; deleting host copy ${hostWhere}`),
-      );
-      return {
-        status: 'write',
-        reasonCode: skip.code,
-        reason: `${skip.message}; deleting host copy ${hostWhere}`,
-      };
-    }
-    if (virtual === null) {
-      return {
-        status: 'unchanged',
-        reasonCode: skip.code,
-        reason: `${skip.message}; no host copy of ours exists`,
-      };
-    }
-    return { status: 'skipped', reasonCode: skip.code, reason: skip.message };
-  }
-  if (!virtual) throw new InvalidPlanInputError('virtualObject', 'missing');
-
-  let takeover = false;
-  if (host && state && !state.managed) {
-    if (!syncKind.canTakeOver(host, ctx)) {
-      throw new PlanStop({
-        status: 'failed',
-        reasonCode: 'conflict',
-        reason: `host ${kind} ${hostWhere} exists but is not a copy made by virtual cluster "${ctx.identity.name}": ${state.reason}; it is left alone — delete it on the host to let ${what} sync`,
-        retryable: false,
-      });
-    }
-    takeover = true;
-  }
-
-  let lookups: ReferenceLookups = input.references ?? { virtual: [], host: [] };
-  let refs = syncReferences(ctx, lookups, key.namespace);
-  let copyEnv: CopyEnv = {
+  return {
     ctx,
-    evaluator: env.evaluator,
-    references: refs,
-    patches: input.config.resources[section].patches,
+    syncKind,
+    section,
+    kind,
+    key,
+    virtual,
+    hostKey,
+    host,
+    state: host ? managedState(host, kind, ctx) : undefined,
+    what: `${kind} ${describeKey(key)}`,
+    hostWhere: describeKey(hostKey),
   };
-  // The spec is built only for a write: an unchanged resync compares it in place.
-  let copy = deferredCopyToHost(virtual, kind, hostKey, host, copyEnv);
-  checkReport(copy.report, draft, refs, what);
+}
 
-  let reasonCode: ReasonCode;
-  let reason: string;
-  const mainWrites: HostWrite[] = [];
-  if (!host) {
-    mainWrites.push({
-      verb: 'create',
-      resource: input.resource,
-      object: hostCopyOf(copy, ctx),
-      reason: `create host copy ${hostWhere}`,
-    });
-    reasonCode = 'created';
-    reason = `${what} is synced to host ${hostWhere}`;
-  } else if (takeover) {
-    mainWrites.push(
+/** A skipped object: its host copy of ours, if any, is deleted. */
+function planSkip(input: PlanInput, target: Target, skip: SkipReason, draft: PlanDraft): Outcome {
+  const { host, hostWhere } = target;
+  if (host && target.state?.managed) {
+    const reason = `${skip.message}; deleting host copy ${hostWhere}`;
+    draft.hostWrites.push(deleteWrite(input.resource, host, reason));
+    return { status: 'write', reasonCode: skip.code, reason };
+  }
+  if (target.virtual === null) {
+    return {
+      status: 'unchanged',
+      reasonCode: skip.code,
+      reason: `${skip.message}; no host copy of ours exists`,
+    };
+  }
+  return { status: 'skipped', reasonCode: skip.code, reason: skip.message };
+}
+
+/** The writes of the object itself, with the reason the plan gives for them. */
+interface MainWrites {
+  writes: HostWrite[];
+  reasonCode: ReasonCode;
+  reason: string;
+}
+
+function createWrites(input: PlanInput, target: Target, translation: Translation): MainWrites {
+  const { hostWhere, what, ctx } = target;
+  return {
+    writes: [
+      {
+        verb: 'create',
+        resource: input.resource,
+        object: hostCopyOf(translation.copy, ctx),
+        reason: `create host copy ${hostWhere}`,
+      },
+    ],
+    reasonCode: 'created',
+    reason: `${what} is synced to host ${hostWhere}`,
+  };
+}
+
+function takeOverWrites(input: PlanInput, target: Target, translation: Translation): MainWrites {
+  const { hostWhere, what, ctx } = target;
+  return {
+    writes: [
       updateWrite(
         input.resource,
-        hostCopyOf(copy, ctx),
-        host,
+        hostCopyOf(translation.copy, ctx),
+        target.host!,
         `take over ${hostWhere} from the host's endpoints controller`,
       ),
-    );
-    reasonCode = 'taken-over';
-    reason = `host ${hostWhere} was left by the host's endpoints controller (its Service lost its selector); taken over for ${what}`;
-  } else if (uidMismatch(host, virtual, ctx)) {
-    mainWrites.push(
+    ],
+    reasonCode: 'taken-over',
+    reason: `host ${hostWhere} was left by the host's endpoints controller (its Service lost its selector); taken over for ${what}`,
+  };
+}
+
+/** The virtual object was deleted and made again under the same name: so is the host copy. */
+function recreateWrites(input: PlanInput, target: Target, translation: Translation): MainWrites {
+  const { hostWhere, what, ctx } = target;
+  return {
+    writes: [
       deleteWrite(
         input.resource,
-        host,
+        target.host!,
         `the host copy was made from an earlier object with the same name`,
       ),
-    );
-    mainWrites.push({
-      verb: 'create',
-      resource: input.resource,
-      object: hostCopyOf(copy, ctx),
-      reason: `recreate host copy ${hostWhere}`,
-    });
-    reasonCode = 'recreated';
-    reason = `${what} was recreated (new uid): host copy ${hostWhere} is deleted and created again`;
+      {
+        verb: 'create',
+        resource: input.resource,
+        object: hostCopyOf(translation.copy, ctx),
+        reason: `recreate host copy ${hostWhere}`,
+      },
+    ],
+    reasonCode: 'recreated',
+    reason: `${what} was recreated (new uid): host copy ${hostWhere} is deleted and created again`,
+  };
+}
+
+/** Label and annotation keys the host changed since the sync last wrote the copy. */
+function hostEdits(
+  target: Target,
+  host: KubeObject,
+  translation: Translation,
+): { labels: string[]; annotations: string[] } {
+  const { ctx, kind } = target;
+  const last = lastAppliedOf(host, ctx);
+  if (!last) return { labels: [], annotations: [] };
+  return hostChanges(
+    appliedMetadataOf(host, ctx, false, kind),
+    last,
+    appliedMetadataOf(translation.copy.head, ctx, false, kind),
+  );
+}
+
+function updateWrites(
+  input: PlanInput,
+  target: Target,
+  host: KubeObject,
+  translation: Translation,
+  flowedBack: string[],
+): MainWrites {
+  const { hostWhere, what, ctx } = target;
+  let out: MainWrites;
+  if (!sameHostCopy(translation.copy, host, ctx)) {
+    const object = hostCopyOf(translation.copy, ctx);
+    out = {
+      writes: [updateWrite(input.resource, object, host, `update host copy ${hostWhere}`)],
+      reasonCode: 'updated',
+      reason: `host copy ${hostWhere} is updated to match ${what}`,
+    };
   } else {
-    const last = lastAppliedOf(host, ctx);
-    let flowedBack: string[] = [];
-    if (last) {
-      const changes = hostChanges(
-        appliedMetadataOf(host, ctx, false, kind),
-        last,
-        appliedMetadataOf(copy.head, ctx, false, kind),
-      );
-      if (changes.labels.length + changes.annotations.length > 0) {
-        const reverse = copyFromHost(host, virtual, copyEnv);
-        checkReport(reverse.report, draft, refs, `${what} (from host)`);
-        const patch = virtualPatch(changes, reverse.object, virtual, ctx);
-        if (patch) {
-          flowedBack = [
-            ...Object.keys(patch.labels ?? {}).map((k) => `label ${k}`),
-            ...Object.keys(patch.annotations ?? {}).map((k) => `annotation ${k}`),
-          ];
-          const mergePatch = { metadata: patch };
-          const uid = virtual.metadata.uid;
-          draft.virtualWrites.push({
-            verb: 'patch',
-            resource: input.resource,
-            namespace: key.namespace,
-            name: key.name,
-            patch: mergePatch,
-            preconditions: typeof uid === 'string' ? { uid } : {},
-            reason: `carry host edits of ${flowedBack.join(', ')} back to ${what}`,
-          });
-          // Objects the host edit now names that exist only on the host are imported; the
-          // translation below already sees them, so the edited reference stays as the host wrote it.
-          const imports = plannedImports(reverse.report, lookups, ctx, draft);
-          lookups = {
-            virtual: [...lookups.virtual, ...imports.map((i) => i.object)],
-            host: lookups.host,
-          };
-          refs = syncReferences(ctx, lookups, key.namespace);
-          copyEnv = { ...copyEnv, references: refs };
-          const patched = applyMergePatch(virtual, mergePatch) as KubeObject;
-          copy = deferredCopyToHost(patched, kind, hostKey, host, copyEnv);
-          checkReport(copy.report, draft, refs, what);
-          const named = new Set((copy.report?.references ?? []).map((r) => refId(r.host)));
-          for (const imp of imports) {
-            if (!named.has(refId(imp.host))) continue;
-            draft.virtualWrites.push({
-              verb: 'create',
-              resource: imp.resource,
-              object: imp.object,
-              reason: `import host ${imp.host.kind} ${describeKey(imp.host)} that ${what} now references`,
-            });
-            draft.references.push({
-              direction: 'fromHost',
-              virtual: imp.virtual,
-              host: imp.host,
-              status: 'imported',
-            });
-          }
-        }
-      }
-    }
-    if (!sameHostCopy(copy, host, ctx)) {
-      mainWrites.push(
-        updateWrite(input.resource, hostCopyOf(copy, ctx), host, `update host copy ${hostWhere}`),
-      );
-      reasonCode = 'updated';
-      reason = `host copy ${hostWhere} is updated to match ${what}`;
-    } else {
-      reasonCode = 'in-sync';
-      reason = `host copy ${hostWhere} matches ${what}`;
-    }
-    if (flowedBack.length > 0) {
-      reasonCode = reasonCode === 'updated' ? 'updated' : 'reverse-synced';
-      reason += `; host edits of ${flowedBack.join(', ')} flow back to the virtual object`;
-    }
+    out = { writes: [], reasonCode: 'in-sync', reason: `host copy ${hostWhere} matches ${what}` };
   }
-
-  // Referenced copies first, so that an object never points at a host copy that is not there yet.
-  planReferenceCopies(copy.report, lookups, ctx, env, draft);
-  draft.hostWrites.push(...mainWrites);
-  assertOwnedWrites(draft, ctx);
-
-  const status = draft.hostWrites.length + draft.virtualWrites.length > 0 ? 'write' : 'unchanged';
-  if (status === 'write' && reasonCode === 'in-sync') reasonCode = 'references';
-  const notes = draft.notes.length > 0 ? `; ${draft.notes.join('; ')}` : '';
-  return { status, reasonCode, reason: reason + notes };
+  if (flowedBack.length > 0) {
+    out.reasonCode = out.reasonCode === 'updated' ? 'updated' : 'reverse-synced';
+    out.reason += `; host edits of ${flowedBack.join(', ')} flow back to the virtual object`;
+  }
+  return out;
 }
 
 function skipReason(
@@ -391,35 +425,6 @@ function skipReason(
  */
 function companionsOf(input: PlanInput): CompanionObjects {
   return input.companions ?? { services: input.service ?? null };
-}
-
-/** The labels/annotations merge patch carrying host-only changes back (virtual keys). */
-function virtualPatch(
-  changes: { labels: string[]; annotations: string[] },
-  reversed: KubeObject,
-  virtual: KubeObject,
-  ctx: SyncContext,
-):
-  | { labels?: Record<string, string | null>; annotations?: Record<string, string | null> }
-  | undefined {
-  const out: {
-    labels?: Record<string, string | null>;
-    annotations?: Record<string, string | null>;
-  } = {};
-  const pick = (map: 'labels' | 'annotations', virtualKey: string) => {
-    const next = getOwn(reversed.metadata[map], virtualKey);
-    const value = typeof next === 'string' ? next : null;
-    const current = getOwn(virtual.metadata[map], virtualKey);
-    if ((typeof current === 'string' ? current : null) === value) return;
-    out[map] ??= {};
-    setOwn(out[map], virtualKey, value);
-  };
-  for (const hostKey of changes.labels) {
-    const virtualKey = virtualLabelKey(hostKey, ctx.identity.name, ctx.identity.markerDomain);
-    if (virtualKey !== undefined) pick('labels', virtualKey);
-  }
-  for (const key of changes.annotations) pick('annotations', key);
-  return out.labels || out.annotations ? out : undefined;
 }
 
 /** Last line of defence: no host write may leave the virtual cluster's own host namespaces. */

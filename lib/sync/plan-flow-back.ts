@@ -1,0 +1,133 @@
+/**
+ * The reverse way inside a plan (docs/sync.md, "flowing back"): labels and annotations edited
+ * on the host copy since the sync last wrote it are carried back to the virtual object, through
+ * the patches' reverse expressions, as one merge patch; objects the edited references now name
+ * that exist only on the host are imported. The host copy is then translated again from the
+ * patched virtual object, so that the update the plan makes agrees with what flows back.
+ */
+import { type KubeObject, refId } from '../model/index.ts';
+import type { SyncContext } from './context.ts';
+import { type CopyEnv, copyFromHost, type DeferredHostCopy } from './copy.ts';
+import { applyMergePatch, getOwn, setOwn } from './json.ts';
+import { virtualLabelKey } from './label-keys.ts';
+import { checkReport, describeKey, type PlanDraft } from './plan-draft.ts';
+import { plannedImports } from './plan-references.ts';
+import {
+  type ReferenceLookups,
+  type SyncReferenceTranslator,
+  syncReferences,
+} from './references.ts';
+
+/** The translation of the virtual object the plan works with, and what it was made from. */
+export interface Translation {
+  copy: DeferredHostCopy;
+  copyEnv: CopyEnv;
+  lookups: ReferenceLookups;
+  /** The reference translator of `copyEnv`, with the denials the plan reports. */
+  refs: SyncReferenceTranslator;
+}
+
+/** What {@link planFlowBack} needs of the item. */
+export interface FlowBackItem {
+  resource: string;
+  /** The virtual key. */
+  key: { namespace: string; name: string };
+  /** `Endpoints default/db`, for reasons. */
+  what: string;
+  host: KubeObject;
+  virtual: KubeObject;
+  /** Label and annotation keys (host form) the host changed since the last sync. */
+  changes: { labels: string[]; annotations: string[] };
+  ctx: SyncContext;
+  /** Translates a virtual object again, with the given environment. */
+  translate(virtual: KubeObject, copyEnv: CopyEnv): DeferredHostCopy;
+}
+
+/**
+ * Plans the host edits flowing back: the virtual patch and imports go into `draft`; returns
+ * the translation to compare with the host (a new one when something flows back) and the
+ * fields that flow back (`label team`), empty when nothing does.
+ */
+export function planFlowBack(
+  item: FlowBackItem,
+  translation: Translation,
+  draft: PlanDraft,
+): { translation: Translation; flowedBack: string[] } {
+  const { ctx, host, virtual, what, key } = item;
+  const reverse = copyFromHost(host, virtual, translation.copyEnv);
+  checkReport(reverse.report, draft, translation.refs, `${what} (from host)`);
+  const patch = virtualPatch(item.changes, reverse.object, virtual, ctx);
+  if (!patch) return { translation, flowedBack: [] };
+  const flowedBack = [
+    ...Object.keys(patch.labels ?? {}).map((k) => `label ${k}`),
+    ...Object.keys(patch.annotations ?? {}).map((k) => `annotation ${k}`),
+  ];
+  const mergePatch = { metadata: patch };
+  const uid = virtual.metadata.uid;
+  draft.virtualWrites.push({
+    verb: 'patch',
+    resource: item.resource,
+    namespace: key.namespace,
+    name: key.name,
+    patch: mergePatch,
+    preconditions: typeof uid === 'string' ? { uid } : {},
+    reason: `carry host edits of ${flowedBack.join(', ')} back to ${what}`,
+  });
+  // Objects the host edit now names that exist only on the host are imported; the translation
+  // below already sees them, so the edited reference stays as the host wrote it.
+  const imports = plannedImports(reverse.report, translation.lookups, ctx, draft);
+  const lookups = {
+    virtual: [...translation.lookups.virtual, ...imports.map((i) => i.object)],
+    host: translation.lookups.host,
+  };
+  const refs = syncReferences(ctx, lookups, key.namespace);
+  const copyEnv = { ...translation.copyEnv, references: refs };
+  const copy = item.translate(applyMergePatch(virtual, mergePatch) as KubeObject, copyEnv);
+  checkReport(copy.report, draft, refs, what);
+  const named = new Set((copy.report?.references ?? []).map((r) => refId(r.host)));
+  for (const imp of imports) {
+    if (!named.has(refId(imp.host))) continue;
+    draft.virtualWrites.push({
+      verb: 'create',
+      resource: imp.resource,
+      object: imp.object,
+      reason: `import host ${imp.host.kind} ${describeKey(imp.host)} that ${what} now references`,
+    });
+    draft.references.push({
+      direction: 'fromHost',
+      virtual: imp.virtual,
+      host: imp.host,
+      status: 'imported',
+    });
+  }
+  return { translation: { copy, copyEnv, lookups, refs }, flowedBack };
+}
+
+/** The labels/annotations merge patch carrying host-only changes back (virtual keys). */
+function virtualPatch(
+  changes: { labels: string[]; annotations: string[] },
+  reversed: KubeObject,
+  virtual: KubeObject,
+  ctx: SyncContext,
+):
+  | { labels?: Record<string, string | null>; annotations?: Record<string, string | null> }
+  | undefined {
+  const out: {
+    labels?: Record<string, string | null>;
+    annotations?: Record<string, string | null>;
+  } = {};
+  const pick = (map: 'labels' | 'annotations', virtualKey: string) => {
+    const next = getOwn(reversed.metadata[map], virtualKey);
+    const value = typeof next === 'string' ? next : null;
+    const current = getOwn(virtual.metadata[map], virtualKey);
+    if ((typeof current === 'string' ? current : null) === value) return;
+    out[map] ??= {};
+    setOwn(out[map], virtualKey, value);
+  };
+  for (const hostKey of changes.labels) {
+    const virtualKey = virtualLabelKey(hostKey, ctx.identity.name, ctx.identity.markerDomain);
+    if (virtualKey !== undefined) pick('labels', virtualKey);
+  }
+  for (const key of changes.annotations) pick('annotations', key);
+  return out.labels || out.annotations ? out : undefined;
+}
