@@ -18,6 +18,8 @@ export interface Raw {
   headers: http.IncomingHttpHeaders;
   // biome-ignore lint/suspicious/noExplicitAny: bodies are inspected field by field
   body: any;
+  /** The body as it came (its layout, for `pretty`). */
+  text: string;
 }
 
 /** One watch event. */
@@ -126,7 +128,7 @@ export async function startTarget(): Promise<Target> {
     } catch {
       // Non-JSON bodies (health checks) stay text.
     }
-    return { status: res.statusCode ?? 0, headers: res.headers, body: parsed };
+    return { status: res.statusCode ?? 0, headers: res.headers, body: parsed, text };
   };
 
   const watch = async (path: string, accept?: string) => {

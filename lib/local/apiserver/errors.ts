@@ -220,7 +220,7 @@ export const fieldErr = {
   tooLong: (field: string, max: number): FieldError => ({
     type: 'FieldValueTooLong',
     field,
-    detail: `must have at most ${max} bytes`,
+    detail: `may not be more than ${max} bytes`,
   }),
 };
 

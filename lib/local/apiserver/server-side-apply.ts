@@ -14,7 +14,7 @@
  * The field sets use the `FieldsV1` encoding (`f:name`, `k:{"port":80,"protocol":"TCP"}`,
  * `v:"value"`, `.` for an element or map a manager owns itself).
  */
-import { conflict, type FieldError, failure, fieldErr, invalid, StatusError } from './errors.ts';
+import { conflict, failure, StatusError } from './errors.ts';
 import { swaggerDefinitions } from './openapi.ts';
 import { setOwn } from './own.ts';
 import { apiVersionOf, type ResourceType } from './resources.ts';
@@ -358,18 +358,6 @@ function without(list: ManagedFieldsEntry[], taken: Set<string>): ManagedFieldsE
 export function setManagedFields(meta: Obj, list: ManagedFieldsEntry[]): void {
   if (list.length > 0) meta.managedFields = list;
   else delete meta.managedFields;
-}
-
-/** The `fieldManager` rules of PatchOptions/CreateOptions/UpdateOptions (422 when broken). */
-export function checkFieldManager(manager: string | null, apply: boolean, kind: string): void {
-  const errs: FieldError[] = [];
-  if (apply && !manager)
-    errs.push(fieldErr.required('fieldManager', 'is required for apply patch'));
-  if (manager && manager.length > 128)
-    errs.push(fieldErr.invalid('fieldManager', manager, 'must be no more than 128 characters'));
-  if (manager && /[^\x20-\x7e]/.test(manager))
-    errs.push(fieldErr.invalid('fieldManager', manager, 'must only contain printable characters'));
-  if (errs.length > 0) throw invalid({ group: 'meta.k8s.io', kind }, '', errs);
 }
 
 /**

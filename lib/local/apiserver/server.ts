@@ -24,6 +24,15 @@ import type { FaultInjector, Verb } from './faults.ts';
 import { openapiV2, openapiV3, openapiV3Index } from './openapi.ts';
 import { PATCH_TYPES, type PatchType } from './patch.ts';
 import {
+  boolParam,
+  checkTimeoutParam,
+  deleteParams,
+  int64Param,
+  prettyParam,
+  type WriteParams,
+  writeParams,
+} from './query-parameters.ts';
+import {
   invalidNameParameter,
   parseRequestTarget,
   pathSegmentNameProblems,
@@ -38,15 +47,7 @@ import {
   parseLabelSelector,
   SelectorError,
 } from './selectors.ts';
-import { checkFieldManager } from './server-side-apply.ts';
-import {
-  type ClusterStore,
-  type FieldValidation,
-  type ListOptions,
-  type Preconditions,
-  parseRv,
-  type WriteOptions,
-} from './store.ts';
+import { type ClusterStore, type ListOptions, parseRv, type WriteOptions } from './store.ts';
 import { includeObjectParam, type TableOptions, tableRequested, toTable } from './table.ts';
 import { WatchStream } from './watch-stream.ts';
 
@@ -81,13 +82,16 @@ interface Route {
   watchPrefix: boolean;
 }
 
+/** Responses to indent (`pretty`, or a curl/browser User-Agent), as kube-apiserver does. */
+const prettyResponses = new WeakSet<ServerResponse>();
+
 function sendJson(
   res: ServerResponse,
   code: number,
   body: unknown,
   headers: Record<string, string | string[]> = {},
 ): void {
-  const text = JSON.stringify(body);
+  const text = prettyResponses.has(res) ? JSON.stringify(body, null, 2) : JSON.stringify(body);
   res.writeHead(code, {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-cache, private',
@@ -180,17 +184,6 @@ function tooManyWatches(max: number): StatusError {
   );
 }
 
-/**
- * A boolean query parameter as kube-apiserver converts it (`Convert_Slice_string_To_bool`): its
- * first value is false when `0` or `false` in any case, and true otherwise, even empty. The Python
- * client sends `watch=True`; reading only `true`/`1` answered it a plain list.
- */
-function flag(q: URLSearchParams, name: string): boolean | undefined {
-  const v = q.get(name);
-  if (v === null) return undefined;
-  return !(v === '0' || v.toLowerCase() === 'false');
-}
-
 function selectors(
   q: URLSearchParams,
   r: ResourceType,
@@ -206,26 +199,6 @@ function selectors(
     if (err instanceof SelectorError) throw badRequest(err.message);
     throw err;
   }
-}
-
-function dryRun(q: URLSearchParams, kind: string): boolean {
-  const values = q.getAll('dryRun');
-  if (values.length === 0) return false;
-  for (const v of values) {
-    if (v !== 'All') {
-      throw invalid({ group: 'meta.k8s.io', kind }, '', [
-        fieldErr.notSupported('dryRun', v, ['All']),
-      ]);
-    }
-  }
-  return true;
-}
-
-function fieldValidation(q: URLSearchParams): FieldValidation | undefined {
-  const v = q.get('fieldValidation');
-  if (v === null || v === '') return undefined;
-  if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
-  throw badRequest(`fieldValidation parameter unsupported: ${v}`);
 }
 
 function verbOf(method: string, route: Route, watch: boolean): Verb {
@@ -260,6 +233,9 @@ async function handle(
 ): Promise<void> {
   const { segments, path: p, query } = parseRequestTarget(req.url ?? '/');
   const method = req.method ?? 'GET';
+  if (prettyParam(query, req.headers['user-agent'])) prettyResponses.add(res);
+  // The request-deadline filter reads `timeout` of every request but watches (long-running).
+  if (!(boolParam(query, 'watch') || segments.includes('watch'))) checkTimeoutParam(query);
 
   if (
     p === '/healthz' ||
@@ -321,16 +297,19 @@ async function handle(
 const APPLY_PATCH = 'application/apply-patch+yaml';
 
 /**
- * The field manager of a write: the `fieldManager` parameter (checked like the real server's), or
- * the User-Agent up to its first `/` (`kubectl`), as kube-apiserver names managers of clients that
- * do not say.
+ * The store options of a write: its validated parameters, and its field manager: the
+ * `fieldManager` parameter, or the User-Agent up to its first `/` (`kubectl`), as kube-apiserver
+ * names managers of clients that do not say.
  */
-function fieldManagerOf(req: IncomingMessage, q: URLSearchParams, optionsKind: string): string {
-  const given = q.get('fieldManager');
-  checkFieldManager(given, false, optionsKind);
-  if (given) return given;
+function writeOptions(req: IncomingMessage, params: WriteParams, warnings: string[]): WriteOptions {
   const ua = (req.headers['user-agent'] ?? '').split('/')[0]!.replace(/[^\x20-\x7e]/g, '');
-  return ua.slice(0, 128) || 'unknown';
+  const opts: WriteOptions = {
+    warnings,
+    fieldManager: params.fieldManager ?? (ua.slice(0, 128) || 'unknown'),
+  };
+  if (params.dryRun) opts.dryRun = true;
+  if (params.fieldValidation) opts.fieldValidation = params.fieldValidation;
+  return opts;
 }
 
 /** Whether the request's Accept header allows JSON (absent means anything). */
@@ -384,7 +363,7 @@ async function serveResource(
 ): Promise<void> {
   const { r, namespace, name, subresource } = rt;
   const store = ctx.store;
-  const watch = rt.watchPrefix || flag(q, 'watch') === true;
+  const watch = rt.watchPrefix || boolParam(q, 'watch') === true;
   if (subresource !== undefined && !r.subresources.includes(subresource)) throw pathNotFound();
   if (name !== undefined) {
     const problems = pathSegmentNameProblems(name);
@@ -426,14 +405,21 @@ async function serveResource(
     }
     return list(ctx, req, res, q, rt, headers);
   }
-  const optionsKind = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions' }[
-    method
-  ];
-  const opts: WriteOptions = { warnings };
-  if (optionsKind) opts.fieldManager = fieldManagerOf(req, q, optionsKind);
+  if (method === 'DELETE') return serveDelete(ctx, req, res, q, rt, headers);
+  const type = mediaType(req);
+  if (
+    method === 'PATCH' &&
+    type !== APPLY_PATCH &&
+    !(PATCH_TYPES as readonly string[]).includes(type)
+  ) {
+    req.resume();
+    throw unsupportedMediaType([...PATCH_TYPES, APPLY_PATCH]);
+  }
+  const optionsKind =
+    method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : 'PatchOptions';
+  const params = writeParams(q, optionsKind, type === APPLY_PATCH);
+  const opts = writeOptions(req, params, warnings);
   if (subresource) opts.subresource = subresource;
-  const fv = fieldValidation(q);
-  if (fv) opts.fieldValidation = fv;
 
   if (r.review) {
     const body = decodeObjectBody(
@@ -445,7 +431,6 @@ async function serveResource(
     return sendJson(res, 201, answerReview(r, decodeBody(r, body, opts)), headers());
   }
   if (method === 'POST') {
-    if (dryRun(q, 'CreateOptions')) opts.dryRun = true;
     const body = decodeObjectBody(
       await readBody(req, ctx.maxBodyBytes),
       mediaType(req),
@@ -456,7 +441,6 @@ async function serveResource(
     return sendJson(res, 201, store.withTypeMeta(r, obj), headers());
   }
   if (method === 'PUT') {
-    if (dryRun(q, 'UpdateOptions')) opts.dryRun = true;
     const body = decodeObjectBody(
       await readBody(req, ctx.maxBodyBytes),
       mediaType(req),
@@ -467,10 +451,7 @@ async function serveResource(
     return sendJson(res, created ? 201 : 200, store.withTypeMeta(r, object), headers());
   }
   if (method === 'PATCH') {
-    const type = mediaType(req);
     if (type === APPLY_PATCH) {
-      checkFieldManager(q.get('fieldManager'), true, 'PatchOptions');
-      if (dryRun(q, 'PatchOptions')) opts.dryRun = true;
       const raw = await readBody(req, ctx.maxBodyBytes);
       // JSON is YAML, but the JSON parser has no token cap and is 100 times faster.
       const config = decodeObjectBody(
@@ -481,22 +462,35 @@ async function serveResource(
         r.kind,
         ctx.maxBodyBytes,
       );
-      const force = flag(q, 'force') === true;
-      const { object, created } = store.applyObject(r, namespace, name!, config, force, opts);
+      const { object, created } = store.applyObject(
+        r,
+        namespace,
+        name!,
+        config,
+        params.force,
+        opts,
+      );
       return sendJson(res, created ? 201 : 200, store.withTypeMeta(r, object), headers());
     }
-    if (!(PATCH_TYPES as readonly string[]).includes(type)) {
-      req.resume();
-      throw unsupportedMediaType([...PATCH_TYPES, APPLY_PATCH]);
-    }
-    if (dryRun(q, 'PatchOptions')) opts.dryRun = true;
     const patch = decodeJson(await readBody(req, ctx.maxBodyBytes), 'patch');
     const obj = store.patchObject(r, namespace, name!, type as PatchType, patch, opts);
     return sendJson(res, 200, store.withTypeMeta(r, obj), headers());
   }
-  // DELETE
+  throw methodNotAllowed();
+}
+
+/** DELETE of one object or of a collection (with the list's selectors). */
+async function serveDelete(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  q: URLSearchParams,
+  { r, namespace, name }: Route,
+  headers: () => Record<string, string | string[]>,
+): Promise<void> {
+  const store = ctx.store;
   const raw = await readBody(req, ctx.maxBodyBytes);
-  const deleteOpts = parseDeleteOptions(raw, q);
+  const deleteOpts = deleteParams(raw.length > 0 ? decodeJson(raw, 'DeleteOptions') : undefined, q);
   if (name) {
     const obj = store.deleteObject(r, namespace, name, deleteOpts);
     return sendJson(res, 200, store.withTypeMeta(r, obj), headers());
@@ -530,20 +524,22 @@ async function scaleAnswer(
   warnings: string[],
 ): Promise<Obj> {
   if (method === 'GET') return scaleOf(getStored(ctx.store, r, namespace, name!));
-  const optionsKind = method === 'PUT' ? 'UpdateOptions' : 'PatchOptions';
-  const opts: WriteOptions = { warnings, fieldManager: fieldManagerOf(req, q, optionsKind) };
-  if (dryRun(q, optionsKind)) opts.dryRun = true;
-  const raw = await readBody(req, ctx.maxBodyBytes);
-  let change: ScaleChange;
-  if (method === 'PUT') {
-    change = { put: decodeObjectBody(raw, mediaType(req), 'Scale', ctx.maxBodyBytes) };
-  } else {
-    const type = mediaType(req);
-    // Server-side apply of a Scale is not emulated; kubectl scale sends a merge patch.
-    if (!(PATCH_TYPES as readonly string[]).includes(type))
-      throw unsupportedMediaType([...PATCH_TYPES]);
-    change = { patchType: type as PatchType, patch: decodeJson(raw, 'patch') };
+  const type = mediaType(req);
+  // Server-side apply of a Scale is not emulated; kubectl scale sends a merge patch.
+  if (method === 'PATCH' && !(PATCH_TYPES as readonly string[]).includes(type)) {
+    req.resume();
+    throw unsupportedMediaType([...PATCH_TYPES]);
   }
+  const opts = writeOptions(
+    req,
+    writeParams(q, method === 'PUT' ? 'UpdateOptions' : 'PatchOptions'),
+    warnings,
+  );
+  const raw = await readBody(req, ctx.maxBodyBytes);
+  const change: ScaleChange =
+    method === 'PUT'
+      ? { put: decodeObjectBody(raw, type, 'Scale', ctx.maxBodyBytes) }
+      : { patchType: type as PatchType, patch: decodeJson(raw, 'patch') };
   return writeScale(ctx.store, r, namespace, name!, change, opts);
 }
 
@@ -558,45 +554,15 @@ function getStored(
   return o!;
 }
 
-function parseDeleteOptions(
-  raw: Buffer,
-  q: URLSearchParams,
-): { dryRun?: boolean; preconditions?: Preconditions } {
-  const out: { dryRun?: boolean; preconditions?: Preconditions } = {};
-  if (dryRun(q, 'DeleteOptions')) out.dryRun = true;
-  const policies = ['Orphan', 'Background', 'Foreground'];
-  const checkPolicy = (p: unknown) => {
-    if (p !== undefined && p !== null && !policies.includes(String(p))) {
-      throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
-        fieldErr.notSupported('propagationPolicy', p, policies),
-      ]);
-    }
-  };
-  checkPolicy(q.get('propagationPolicy') ?? undefined);
-  if (raw.length > 0) {
-    const body = decodeJson(raw, 'DeleteOptions');
-    if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
-      const b = body as Obj;
-      checkPolicy(b.propagationPolicy);
-      if (Array.isArray(b.dryRun)) {
-        for (const v of b.dryRun) {
-          if (v !== 'All')
-            throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
-              fieldErr.notSupported('dryRun', v, ['All']),
-            ]);
-        }
-        if (b.dryRun.length > 0) out.dryRun = true;
-      }
-      const pre = b.preconditions as Obj | undefined | null;
-      if (pre && typeof pre === 'object') {
-        const p: Preconditions = {};
-        if (typeof pre.uid === 'string') p.uid = pre.uid;
-        if (typeof pre.resourceVersion === 'string') p.resourceVersion = pre.resourceVersion;
-        out.preconditions = p;
-      }
-    } else {
-      throw badRequest('error decoding DeleteOptions: expected an object');
-    }
+/**
+ * The int64 fields of ListOptions, which a list and a watch both decode (a bad `limit` fails a
+ * watch too; an empty one is a bad one, as `strconv.ParseInt("")` fails).
+ */
+function listInts(q: URLSearchParams): { limit?: number; timeoutSeconds?: number } {
+  const out: { limit?: number; timeoutSeconds?: number } = {};
+  for (const name of ['limit', 'timeoutSeconds'] as const) {
+    const v = int64Param(q, name);
+    if (v !== undefined) out[name] = v;
   }
   return out;
 }
@@ -618,12 +584,8 @@ function list(
   const opts: ListOptions = {};
   if (sel.label) opts.labelSelector = sel.label;
   if (sel.field) opts.fieldSelector = sel.field;
-  const limit = q.get('limit');
-  if (limit !== null && limit !== '') {
-    if (!/^-?\d+$/.test(limit))
-      throw badRequest(`limit: Invalid value: "${limit}": must be an integer`);
-    opts.limit = Number(limit);
-  }
+  const { limit } = listInts(q);
+  if (limit !== undefined) opts.limit = limit;
   const cont = q.get('continue');
   if (cont) opts.continue = cont;
   const rv = q.get('resourceVersion');
@@ -717,8 +679,8 @@ function startWatch(
   if (name) field = parseFieldSelector(`metadata.name=${name}`, r);
   const rv = q.get('resourceVersion') ?? '';
   const match = q.get('resourceVersionMatch');
-  const sendInitial = flag(q, 'sendInitialEvents');
-  const allowBookmarks = flag(q, 'allowWatchBookmarks') === true;
+  const sendInitial = boolParam(q, 'sendInitialEvents');
+  const allowBookmarks = boolParam(q, 'allowWatchBookmarks') === true;
   const errs = [];
   if (sendInitial !== undefined && match !== 'NotOlderThan') {
     errs.push(
@@ -750,14 +712,10 @@ function startWatch(
     // answers at once. Starting the watch would silently skip the history up to `from`.
     if (from > current) throw timeout(`Too large resource version: ${rv}, current: ${current}`, 1);
   }
-  const ts = q.get('timeoutSeconds');
-  let timeoutSeconds: number | undefined;
-  if (ts !== null && ts !== '') {
-    if (!/^\d+$/.test(ts))
-      throw badRequest(`timeoutSeconds: Invalid value: "${ts}": must be an integer`);
-    // 0 means the server's default, which for the emulator is no timeout.
-    timeoutSeconds = Number(ts) > 0 ? Number(ts) : undefined;
-  }
+  // 0 means the server's default, which for the emulator is no timeout; a negative value ends
+  // the watch at once, as its timer fires at once on a real server.
+  const ts = listInts(q).timeoutSeconds;
+  const timeoutSeconds = ts === undefined || ts === 0 ? undefined : ts;
   const table = tableOptions(req, q, r, {});
   let first = true;
   const transform = table
