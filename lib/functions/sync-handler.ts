@@ -23,7 +23,7 @@ import {
   type SyncResult,
 } from '../contract/index.ts';
 import { type KubeClient, KubeClient as KubeClientClass } from '../kube/index.ts';
-import type { ResultReasonCode } from '../model/index.ts';
+import type { ResultReasonCode, VirtualClusterIdentity } from '../model/index.ts';
 import type { Evaluator } from '../patches/types.ts';
 import type { TenantEntry, TenantGate } from '../tenancy/index.ts';
 import {
@@ -100,230 +100,292 @@ export interface SyncHandler {
 export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   const telemetry =
     options.telemetry instanceof Telemetry ? options.telemetry : createTelemetry(options.telemetry);
-  const host =
-    options.host instanceof KubeClientClass ? staticHostClient(options.host) : options.host;
-  const sources = new ConfigSources(options.configSourceOptions ?? {});
-  const tenants = options.tenants;
-  const lastStats = new WeakMap<ConfigSource, { reloads: number; invalid: number }>();
-  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  const reserveMs = options.deadlineReserveMs ?? 2_000;
-  const planner =
-    options.planner ??
-    (options.evaluator
-      ? inProcessPlanner(options.evaluator)
-      : createWorkerPlanner({
-          onIncident: (incident) => telemetry.logger.warn('plan worker replaced', { ...incident }),
-        }));
-
-  const handler = async (input: unknown, context: InvocationContext = {}): Promise<SyncResult> => {
-    let admission: Awaited<ReturnType<TenantGate['admit']>>;
-    try {
-      admission = await tenants.admit(input);
-    } catch (err) {
-      telemetry.logger.error('event rejected', { error: (err as Error).message });
-      throw err;
-    }
-    const parsed = parseEvent(admission.event);
-    if (!parsed.ok) {
-      telemetry.logger.error('event rejected', { error: parsed.error.message });
-      throw parsed.error;
-    }
-    const event = parsed.event;
-    const requestId = context.awsRequestId;
-    const tenant = admission.ok ? admission.entry.tenant : admission.claimedTenant;
-    const fields = {
-      ...(requestId ? { requestId } : {}),
-      ...(tenant ? { tenant } : {}),
-      virtualCluster: `${event.virtualCluster.namespace}/${event.virtualCluster.name}`,
-    };
-    telemetry.invocation({ ...fields, items: event.items.length + parsed.rejectedItems.length });
-    const warnings: string[] = [];
-    const byIndex = new Map<number, ItemResult>();
-    for (const rejected of parsed.rejectedItems) {
-      byIndex.set(
-        rejected.index,
-        failedItemResult(rejected, `invalid item: ${rejected.message}`, 'invalid-item', false),
-      );
-    }
-    const validIndexes = originalIndexes(
-      parsed.rejectedItems.map((r) => r.index),
-      event.items.length,
-    );
-    const record = (
-      item: EventItem,
-      result: ItemResult,
-      extra = { replans: 0, patchEvalMs: 0 },
-    ) => {
-      telemetry.item({ direction: item.direction, result, ...extra, fields });
-      return result;
-    };
-    const failAll = (reason: string, reasonCode: ResultReasonCode, retryable: boolean) =>
-      event.items.map((item) =>
-        record(item, failedItemResult(item, reason, reasonCode, retryable)),
-      );
-
-    const refusal = admission.ok ? tenants.check(event, admission.entry) : admission.refusal;
-    let results: ItemResult[];
-    if (refusal) {
-      telemetry.refused(refusal.code, { ...fields, reason: refusal.reason });
-      results = failAll(refusal.reason, refusal.code, refusal.retryable);
-    } else {
-      const entry = (admission as { entry: TenantEntry }).entry;
-      results = await syncEvent(event, entry, context, warnings, record, failAll);
-    }
-    for (const [i, result] of results.entries()) byIndex.set(validIndexes[i]!, result);
-    for (const r of parsed.rejectedItems) {
-      telemetry.item({
-        direction: 'toHost',
-        result: byIndex.get(r.index)!,
-        replans: 0,
-        patchEvalMs: 0,
-        fields,
-      });
-    }
-    telemetry.flush();
-    const ordered = [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r);
-    return {
-      version: RESULT_VERSION,
-      results: ordered,
-      ...(warnings.length > 0 ? { warnings } : {}),
-    };
+  const parts: HandlerParts = {
+    options,
+    telemetry,
+    host: options.host instanceof KubeClientClass ? staticHostClient(options.host) : options.host,
+    sources: new ConfigSources(options.configSourceOptions ?? {}),
+    lastStats: new WeakMap(),
+    planner:
+      options.planner ??
+      (options.evaluator
+        ? inProcessPlanner(options.evaluator)
+        : createWorkerPlanner({
+            onIncident: (incident) =>
+              telemetry.logger.warn('plan worker replaced', { ...incident }),
+          })),
   };
-
-  const syncEvent = async (
-    event: SyncEventV2,
-    entry: TenantEntry,
-    context: InvocationContext,
-    warnings: string[],
-    record: (
-      item: EventItem,
-      result: ItemResult,
-      extra?: { replans: number; patchEvalMs: number },
-    ) => ItemResult,
-    failAll: (reason: string, reasonCode: ResultReasonCode, retryable: boolean) => ItemResult[],
-  ): Promise<ItemResult[]> => {
-    if (event.items.length === 0) return [];
-    // A cold plan worker boots while the configuration and the host credentials are fetched.
-    planner.warm?.();
-
-    // The tenant's configuration, as its registry entry names it (never as the event does).
-    let source: ConfigSource;
-    try {
-      source = sources.source(entry.config);
-    } catch (err) {
-      return failAll((err as Error).message, 'config-unavailable', false);
-    }
-    const snapshot = await source.get();
-    noteConfig(source, snapshot);
-    if (!snapshot.config) {
-      const error = snapshot.error;
-      const code = error?.code === 'invalid-config' ? 'config-invalid' : 'config-unavailable';
-      warnings.push(error?.message ?? `no configuration could be loaded from ${source.uri}`);
-      return failAll(
-        `no valid configuration is in force: ${error?.message ?? source.uri}`,
-        code,
-        error?.retryable ?? true,
-      );
-    }
-    let note: string | undefined;
-    if (snapshot.stale) {
-      const first = (snapshot.error?.message ?? 'the store could not be read').split('\n')[0];
-      note = `configStale: using the last good configuration${snapshot.version ? ` (${snapshot.version})` : ''} because ${first}`;
-      warnings.push(snapshot.error?.message ?? note);
-    }
-
-    let client: KubeClient;
-    try {
-      client = await host.client();
-    } catch (err) {
-      const retryable = err instanceof HostCredentialsError ? err.retryable : true;
-      telemetry.logger.error('host credentials unavailable', {
-        source: host.description,
-        error: (err as Error).message,
-      });
-      return failAll(
-        `host credentials (${host.description}) unavailable: ${(err as Error).message}`,
-        'host-credentials',
-        retryable,
-      );
-    }
-    let keys: MarkerKeySet | undefined;
-    try {
-      keys = await options.markerKeys?.();
-    } catch (err) {
-      const retryable = err instanceof MarkerKeysError && err.retryable;
-      telemetry.logger.error('marker keys unavailable', { error: (err as Error).message });
-      return failAll((err as Error).message, 'marker-keys-unavailable', retryable);
-    }
-    const identity = {
-      name: entry.virtualCluster.name,
-      hostNamespace: entry.virtualCluster.namespace,
-      markerDomain: tenants.markerDomainOf(entry),
-      ...keys,
-    };
-    const config = snapshot.config;
-    return runItems(event.items, concurrency, async (item) => {
-      if (!entry.resources.has(item.key.resource)) {
-        const reason = `tenant ${entry.tenant} may not sync ${item.key.resource}; the platform operator sets its resources in the tenant registry`;
-        telemetry.refused('resource-not-allowed', { tenant: entry.tenant, reason });
-        return record(item, failedItemResult(item, reason, 'resource-not-allowed', false));
-      }
-      const left = context.getRemainingTimeInMillis?.();
-      if (left !== undefined && left < reserveMs) {
-        return record(
-          item,
-          failedItemResult(
-            item,
-            `not started: only ${left} ms of the invocation were left; the forwarder retries it`,
-            'deadline',
-            true,
-          ),
-        );
-      }
-      const outcome = await syncItem(item, {
-        client,
-        planner,
-        identity,
-        config,
-        scope: { namespaces: entry.hostNamespaces, resources: entry.resources },
-        ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
-        ...(note ? { note } : {}),
-        onUnauthorized: () => host.invalidate(),
-      });
-      return record(item, outcome.result, {
-        replans: outcome.replans,
-        patchEvalMs: outcome.patchEvalMs,
-      });
-    });
-  };
-
-  const noteConfig = (source: ConfigSource, snapshot: ConfigSnapshot) => {
-    const now = source.stats();
-    const before = lastStats.get(source) ?? { reloads: 0, invalid: 0 };
-    lastStats.set(source, { reloads: now.reloads, invalid: now.invalid });
-    const delta = { reloads: now.reloads - before.reloads, invalid: now.invalid - before.invalid };
-    telemetry.config({ ...delta, stale: snapshot.stale });
-    if (delta.reloads > 0 && !snapshot.error) {
-      telemetry.logger.info('configuration loaded', { uri: source.uri, version: snapshot.version });
-    }
-    if (snapshot.error) {
-      telemetry.logger.error('configuration problem', {
-        uri: source.uri,
-        code: snapshot.error.code,
-        stale: snapshot.stale,
-        inForce: snapshot.config ? (snapshot.version ?? 'last good') : 'none',
-        error: snapshot.error.message,
-      });
-    }
-  };
-
+  const handler = (input: unknown, context: InvocationContext = {}) =>
+    handleEvent(parts, input, context);
   return Object.assign(handler, {
     telemetry,
     async close() {
-      await host.close();
-      await planner.close();
+      await parts.host.close();
+      await parts.planner.close();
     },
   });
+}
+
+/** What a handler holds across invocations. */
+interface HandlerParts {
+  options: SyncHandlerOptions;
+  telemetry: Telemetry;
+  host: HostClientProvider;
+  sources: ConfigSources;
+  /** Per configuration source, its counters when last reported (metrics count the changes). */
+  lastStats: WeakMap<ConfigSource, { reloads: number; invalid: number }>;
+  planner: Planner;
+}
+
+/** One invocation: its event, log fields and warnings, and how its items' results are recorded. */
+interface Invocation {
+  event: SyncEventV2;
+  warnings: string[];
+  /** Records an item's result in logs and metrics, and returns it. */
+  record(
+    item: EventItem,
+    result: ItemResult,
+    extra?: { replans: number; patchEvalMs: number },
+  ): ItemResult;
+  /** Fails every item of the event alike. */
+  failAll(reason: string, reasonCode: ResultReasonCode, retryable: boolean): ItemResult[];
+}
+
+/**
+ * One invocation: the tenant gate and the contract first (a refused or malformed event throws),
+ * then every item, each answered in the order of the event (rejected items `failed`).
+ */
+async function handleEvent(
+  parts: HandlerParts,
+  input: unknown,
+  context: InvocationContext,
+): Promise<SyncResult> {
+  const { telemetry, options } = parts;
+  const tenants = options.tenants;
+  let admission: Awaited<ReturnType<TenantGate['admit']>>;
+  try {
+    admission = await tenants.admit(input);
+  } catch (err) {
+    telemetry.logger.error('event rejected', { error: (err as Error).message });
+    throw err;
+  }
+  const parsed = parseEvent(admission.event);
+  if (!parsed.ok) {
+    telemetry.logger.error('event rejected', { error: parsed.error.message });
+    throw parsed.error;
+  }
+  const event = parsed.event;
+  const requestId = context.awsRequestId;
+  const tenant = admission.ok ? admission.entry.tenant : admission.claimedTenant;
+  const fields = {
+    ...(requestId ? { requestId } : {}),
+    ...(tenant ? { tenant } : {}),
+    virtualCluster: `${event.virtualCluster.namespace}/${event.virtualCluster.name}`,
+  };
+  telemetry.invocation({ ...fields, items: event.items.length + parsed.rejectedItems.length });
+  const byIndex = new Map<number, ItemResult>();
+  for (const rejected of parsed.rejectedItems) {
+    byIndex.set(
+      rejected.index,
+      failedItemResult(rejected, `invalid item: ${rejected.message}`, 'invalid-item', false),
+    );
+  }
+  const invocation: Invocation = {
+    event,
+    warnings: [],
+    record(item, result, extra = { replans: 0, patchEvalMs: 0 }) {
+      telemetry.item({ direction: item.direction, result, ...extra, fields });
+      return result;
+    },
+    failAll(reason, reasonCode, retryable) {
+      return event.items.map((item) =>
+        invocation.record(item, failedItemResult(item, reason, reasonCode, retryable)),
+      );
+    },
+  };
+
+  const refusal = admission.ok ? tenants.check(event, admission.entry) : admission.refusal;
+  let results: ItemResult[];
+  if (refusal) {
+    telemetry.refused(refusal.code, { ...fields, reason: refusal.reason });
+    results = invocation.failAll(refusal.reason, refusal.code, refusal.retryable);
+  } else {
+    const entry = (admission as { entry: TenantEntry }).entry;
+    results = await syncEvent(parts, invocation, entry, context);
+  }
+  const validIndexes = originalIndexes(
+    parsed.rejectedItems.map((r) => r.index),
+    event.items.length,
+  );
+  for (const [i, result] of results.entries()) byIndex.set(validIndexes[i]!, result);
+  for (const r of parsed.rejectedItems) {
+    telemetry.item({
+      direction: 'toHost',
+      result: byIndex.get(r.index)!,
+      replans: 0,
+      patchEvalMs: 0,
+      fields,
+    });
+  }
+  telemetry.flush();
+  const ordered = [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r);
+  const warnings = invocation.warnings;
+  return {
+    version: RESULT_VERSION,
+    results: ordered,
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+}
+
+/** The items of an admitted event: configuration, host session, then each item. */
+async function syncEvent(
+  parts: HandlerParts,
+  invocation: Invocation,
+  entry: TenantEntry,
+  context: InvocationContext,
+): Promise<ItemResult[]> {
+  const { event } = invocation;
+  if (event.items.length === 0) return [];
+  // A cold plan worker boots while the configuration and the host credentials are fetched.
+  parts.planner.warm?.();
+  const config = await tenantConfig(parts, invocation, entry);
+  if (Array.isArray(config)) return config;
+  const session = await hostSession(parts, invocation, entry);
+  if (Array.isArray(session)) return session;
+  const { options, telemetry } = parts;
+  const reserveMs = options.deadlineReserveMs ?? 2_000;
+  return runItems(event.items, options.concurrency ?? DEFAULT_CONCURRENCY, async (item) => {
+    if (!entry.resources.has(item.key.resource)) {
+      const reason = `tenant ${entry.tenant} may not sync ${item.key.resource}; the platform operator sets its resources in the tenant registry`;
+      telemetry.refused('resource-not-allowed', { tenant: entry.tenant, reason });
+      return invocation.record(item, failedItemResult(item, reason, 'resource-not-allowed', false));
+    }
+    const left = context.getRemainingTimeInMillis?.();
+    if (left !== undefined && left < reserveMs) {
+      return invocation.record(
+        item,
+        failedItemResult(
+          item,
+          `not started: only ${left} ms of the invocation were left; the forwarder retries it`,
+          'deadline',
+          true,
+        ),
+      );
+    }
+    const outcome = await syncItem(item, {
+      client: session.client,
+      planner: parts.planner,
+      identity: session.identity,
+      config: config.config,
+      scope: { namespaces: entry.hostNamespaces, resources: entry.resources },
+      ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
+      ...(config.note ? { note: config.note } : {}),
+      onUnauthorized: () => parts.host.invalidate(),
+    });
+    return invocation.record(item, outcome.result, {
+      replans: outcome.replans,
+      patchEvalMs: outcome.patchEvalMs,
+    });
+  });
+}
+
+/**
+ * The tenant's configuration in force, as its registry entry names it (never as the event does),
+ * with the note a stale one gets; or every item failed when none is.
+ */
+async function tenantConfig(
+  parts: HandlerParts,
+  invocation: Invocation,
+  entry: TenantEntry,
+): Promise<{ config: NonNullable<ConfigSnapshot['config']>; note?: string } | ItemResult[]> {
+  const { warnings, failAll } = invocation;
+  let source: ConfigSource;
+  try {
+    source = parts.sources.source(entry.config);
+  } catch (err) {
+    return failAll((err as Error).message, 'config-unavailable', false);
+  }
+  const snapshot = await source.get();
+  noteConfig(parts, source, snapshot);
+  if (!snapshot.config) {
+    const error = snapshot.error;
+    const code = error?.code === 'invalid-config' ? 'config-invalid' : 'config-unavailable';
+    warnings.push(error?.message ?? `no configuration could be loaded from ${source.uri}`);
+    return failAll(
+      `no valid configuration is in force: ${error?.message ?? source.uri}`,
+      code,
+      error?.retryable ?? true,
+    );
+  }
+  if (!snapshot.stale) return { config: snapshot.config };
+  const first = (snapshot.error?.message ?? 'the store could not be read').split('\n')[0];
+  const note = `configStale: using the last good configuration${snapshot.version ? ` (${snapshot.version})` : ''} because ${first}`;
+  warnings.push(snapshot.error?.message ?? note);
+  return { config: snapshot.config, note };
+}
+
+/**
+ * The host client and the identity the sync writes with (marker keys included); or every item
+ * failed when the credentials or the keys cannot be had.
+ */
+async function hostSession(
+  parts: HandlerParts,
+  invocation: Invocation,
+  entry: TenantEntry,
+): Promise<{ client: KubeClient; identity: VirtualClusterIdentity } | ItemResult[]> {
+  const { host, telemetry, options } = parts;
+  let client: KubeClient;
+  try {
+    client = await host.client();
+  } catch (err) {
+    const retryable = err instanceof HostCredentialsError ? err.retryable : true;
+    telemetry.logger.error('host credentials unavailable', {
+      source: host.description,
+      error: (err as Error).message,
+    });
+    return invocation.failAll(
+      `host credentials (${host.description}) unavailable: ${(err as Error).message}`,
+      'host-credentials',
+      retryable,
+    );
+  }
+  let keys: MarkerKeySet | undefined;
+  try {
+    keys = await options.markerKeys?.();
+  } catch (err) {
+    const retryable = err instanceof MarkerKeysError && err.retryable;
+    telemetry.logger.error('marker keys unavailable', { error: (err as Error).message });
+    return invocation.failAll((err as Error).message, 'marker-keys-unavailable', retryable);
+  }
+  const identity = {
+    name: entry.virtualCluster.name,
+    hostNamespace: entry.virtualCluster.namespace,
+    markerDomain: options.tenants.markerDomainOf(entry),
+    ...keys,
+  };
+  return { client, identity };
+}
+
+/** Logs and counts what the configuration source did since the handler last looked. */
+function noteConfig(parts: HandlerParts, source: ConfigSource, snapshot: ConfigSnapshot): void {
+  const { telemetry, lastStats } = parts;
+  const now = source.stats();
+  const before = lastStats.get(source) ?? { reloads: 0, invalid: 0 };
+  lastStats.set(source, { reloads: now.reloads, invalid: now.invalid });
+  const delta = { reloads: now.reloads - before.reloads, invalid: now.invalid - before.invalid };
+  telemetry.config({ ...delta, stale: snapshot.stale });
+  if (delta.reloads > 0 && !snapshot.error) {
+    telemetry.logger.info('configuration loaded', { uri: source.uri, version: snapshot.version });
+  }
+  if (snapshot.error) {
+    telemetry.logger.error('configuration problem', {
+      uri: source.uri,
+      code: snapshot.error.code,
+      stale: snapshot.stale,
+      inForce: snapshot.config ? (snapshot.version ?? 'last good') : 'none',
+      error: snapshot.error.message,
+    });
+  }
 }
 
 /** The indexes in the original `items` of the valid items, given the rejected ones. */
