@@ -6,7 +6,7 @@
  * (`sync.toHost.endpoint` would otherwise be silently ignored).
  */
 import type { Node } from 'yaml';
-import { dnsLabelProblem, namespaceMappingProblem } from '../naming/namespace-mapping.ts';
+import { dnsLabelProblem, namespaceMappingProblem } from '../naming/index.ts';
 import { DEFAULTS } from './defaults.ts';
 import { readPatchList } from './patch-list.ts';
 import { closestMatch } from './suggest.ts';

@@ -28,11 +28,15 @@
  * published without waiting for the next renewal.
  */
 import { EventEmitter } from 'node:events';
-import type { KubeClient } from '../kube/client.ts';
-import { type Clock, systemClock } from '../kube/clock.ts';
-import { ConflictError, NotFoundError } from '../kube/errors.ts';
-import type { KubeObject } from '../kube/object.ts';
-import { RESOURCES } from '../kube/resources.ts';
+import {
+  type Clock,
+  ConflictError,
+  type KubeClient,
+  type KubeObject,
+  NotFoundError,
+  RESOURCES,
+  systemClock,
+} from '../kube/index.ts';
 import { sha256Hex } from '../naming/index.ts';
 import {
   type LeaderElectionTiming,

@@ -8,13 +8,16 @@
  * could be shared: see its rules.
  */
 import type { SyncConfig } from '../config/types.ts';
-import { hostName, MAX_NAME_LENGTH, safeConcatName, shortName } from '../naming/index.ts';
 import {
   compileNamespaceMappings,
+  hostName,
+  MAX_NAME_LENGTH,
   type MappingMatch,
   NAME_PLACEHOLDER,
   type NamespaceMappings,
-} from '../naming/namespace-mapping.ts';
+  safeConcatName,
+  shortName,
+} from '../naming/index.ts';
 import { type NameScheme, nameSchemeOf } from './kinds.ts';
 import type { ObjectKey, VirtualClusterIdentity } from './types.ts';
 
