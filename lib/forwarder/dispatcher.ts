@@ -390,11 +390,7 @@ export class Dispatcher {
     );
   }
 
-  #onInvocationError(
-    group: QueueItem<Trigger>[],
-    err: unknown,
-    durationMs: number,
-  ): void {
+  #onInvocationError(group: QueueItem<Trigger>[], err: unknown, durationMs: number): void {
     const o = this.#o;
     const error = err instanceof Error ? err : new Error(String(err));
     if (this.#hardStop.signal.aborted) {
