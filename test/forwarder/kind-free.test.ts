@@ -29,7 +29,7 @@ function kindMentions(source: string): string[] {
   for (const name of names) {
     if (new RegExp(`['"\`]${name}['"\`/]`).test(source)) found.push(name);
   }
-  for (const match of source.matchAll(/RESOURCES\s*\.\s*(\w+)/g)) found.push(match[0]);
+  for (const match of source.matchAll(/\bRESOURCES\s*\.\s*(\w+)/g)) found.push(match[0]);
   return found;
 }
 
