@@ -1,7 +1,7 @@
 /**
- * A list+watch cache that heals itself. client-node's informer stops for good on any error other
- * than 410 (STACK.md), which in a long-running forwarder means "silently stopped syncing"; this one
- * never gives up until {@link Informer.stop}:
+ * A list+watch cache that heals itself (docs/forwarder.md, "The informers"). client-node's
+ * informer stops for good on any error other than 410, which in a long-running forwarder means
+ * "silently stopped syncing"; this one never gives up until {@link Informer.stop}:
  *
  * - lists, then watches from the list's resourceVersion with bookmarks on;
  * - a clean end of the stream (server timeout) resumes from the last resourceVersion seen;
