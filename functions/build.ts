@@ -1,7 +1,8 @@
 /**
  * Bundles the Lambda functions into one small CommonJS file each (`dist/functions/<name>.cjs`)
  * with esbuild: what `serverless package` zips. CommonJS with a `.cjs` extension because the
- * package is `"type": "module"` (STACK.md); the QuickJS singlefile variant bundles cleanly.
+ * package is `"type": "module"`: a `.js` bundle would be loaded as ESM and every invoke would
+ * fail with "module is not defined". The QuickJS singlefile variant bundles cleanly.
  *
  *   node functions/build.ts            # build
  *   node functions/build.ts --analyze  # also print the largest inputs

@@ -1,6 +1,6 @@
 /**
- * The defaults of SEMANTICS 2, merged into every configuration before use. They live in one
- * place so the loader, the JSON Schema test and the docs cannot drift apart.
+ * The defaults of docs/configuration.md, merged into every configuration before use. They live in
+ * one place so the loader, the JSON Schema test and the docs cannot drift apart.
  */
 import { SYNCED_RESOURCES, type SyncSection } from '../model/index.ts';
 

@@ -1,7 +1,7 @@
 /**
- * Checks the two small languages embedded in YAML strings, expressions (SEMANTICS 5, rule 6) and
- * paths (SEMANTICS 4, rule 7), with the project's one parser of each, and reports a problem at
- * its own character in the file rather than at the start of the string.
+ * Checks the two small languages embedded in YAML strings, expressions (rule 6 of
+ * docs/configuration.md) and paths (rule 7), with the project's one parser of each, and reports
+ * a problem at its own character in the file rather than at the start of the string.
  */
 import { checkExpressionSyntax } from '../patches/expression/syntax.ts';
 import { type Path, PathSyntaxError, parsePath } from '../patches/path.ts';

@@ -1,6 +1,6 @@
 /**
  * The configuration module: loading, defaults and validation of the configuration file
- * (SEMANTICS 2). Re-exports only.
+ * (docs/configuration.md). Re-exports only.
  */
 export { assertValid, ConfigError } from './config-error.ts';
 export { DEFAULTS, mergeDefaults } from './defaults.ts';

@@ -1,6 +1,6 @@
 /**
  * The one loader of configuration text: YAML with positions, the owned sections read strictly,
- * every rule of SEMANTICS 2 checked, every finding collected, defaults merged. Pure and
+ * every rule of docs/configuration.md checked, every finding collected, defaults merged. Pure and
  * synchronous, so the CLI, the functions and the tests all get the same answer.
  */
 import { isMap, LineCounter, parseDocument } from 'yaml';

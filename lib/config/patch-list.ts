@@ -1,6 +1,6 @@
 /**
- * Reads a `patches` list and checks the rules that span its elements (SEMANTICS 2): no two
- * patches of one path acting in the same direction (rule 3), and a warning for a patch whose
+ * Reads a `patches` list and checks the rules that span its elements (docs/configuration.md): no
+ * two patches of one path acting in the same direction (rule 3), and a warning for a patch whose
  * other direction is missing (rule 8).
  */
 import { isSeq, type Node } from 'yaml';

@@ -1,6 +1,6 @@
 /**
- * Reads and checks one element of a `patches` list (SEMANTICS 2, rules 1, 2, 4-7): its keys,
- * their types, its mode, its reference, and that its expressions and paths parse.
+ * Reads and checks one element of a `patches` list (rules 1, 2, 4-7 of docs/configuration.md): its
+ * keys, their types, its mode, its reference, and that its expressions and paths parse.
  */
 import { isMap, type Node } from 'yaml';
 import type { Path } from '../patches/path.ts';

@@ -1,6 +1,6 @@
 /**
  * Which owned `sync.toHost.<resource>` section governs a Kubernetes kind. Reference patches use it
- * to decide whether a referenced object's kind is synced (SEMANTICS 6).
+ * to decide whether a referenced object's kind is synced (docs/sync.md, "Reference patches").
  */
 import { RESOURCES, SYNCED_RESOURCES } from '../model/index.ts';
 import type { OwnedResource } from './types.ts';

@@ -1,5 +1,5 @@
 /**
- * Walks the sections of the file this project owns (SEMANTICS 2) and reads them strictly:
+ * Walks the sections of the file this project owns (docs/configuration.md) and reads them strictly:
  * `sync.toHost.{endpoints,services,secrets,configMaps,namespaces}` and
  * `networking.advanced.clusterDomain`. The keys around them belong to the full virtual-cluster
  * configuration and are left alone, except for a warning on a near miss of an owned key

@@ -1,6 +1,6 @@
 /**
  * The validated configuration as the rest of the project uses it. Produced only by the loader in
- * this folder; everything downstream may assume every rule of SEMANTICS 2 holds.
+ * this folder; everything downstream may assume every rule of docs/configuration.md holds.
  */
 
 export type { Patch, ReferenceSpec, SourcePosition } from '../model/index.ts';

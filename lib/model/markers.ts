@@ -1,6 +1,7 @@
 /**
- * The labels and annotations that mark a host object as a copy made by this project
- * (SEMANTICS 3.3). The domain is a deployment setting, so every key is derived from it.
+ * The labels and annotations that mark a host object as a copy made by this project (docs/sync.md,
+ * "Metadata of the host copy"). The domain is a deployment setting, so every key is derived from
+ * it.
  */
 
 /** Annotation the virtual side never passes to the host (it would stop EndpointSlice mirroring). */

@@ -1,5 +1,6 @@
 /**
- * Host-side names of synced objects in single-namespace mode (SEMANTICS 3.2).
+ * Host-side names of synced objects in single-namespace mode (docs/paths-and-patches.md, "Host
+ * names").
  */
 import { safeConcatName } from './safe-concat-name.ts';
 import { sha256Base36 } from './sha256.ts';

@@ -1,6 +1,6 @@
 /**
  * Naming rules shared by every layer: host names, short reference names, label-key translation
- * and Service DNS translation (SEMANTICS 3.2, 3.3, 5).
+ * and Service DNS translation (docs/paths-and-patches.md).
  */
 export { hostName, shortName } from './host-name.ts';
 export { originalLabelKey, reservedLabelKeys, translateLabelKey } from './label-key.ts';

@@ -1,6 +1,6 @@
 /**
  * Translation of virtual label keys that collide with the keys this project sets on host
- * objects (SEMANTICS 3.3).
+ * objects (docs/paths-and-patches.md, "Label keys on the host").
  */
 import { safeConcatName } from './safe-concat-name.ts';
 import { sha256Hex } from './sha256.ts';

@@ -1,5 +1,6 @@
 /**
- * The domain of the labels and annotations that mark host objects as ours (SEMANTICS 3.3).
+ * The domain of the labels and annotations that mark host objects as ours (docs/sync.md, "Metadata
+ * of the host copy").
  */
 
 /**

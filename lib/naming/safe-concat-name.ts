@@ -1,5 +1,6 @@
 /**
- * The one rule that turns several name parts into a Kubernetes-safe name (SEMANTICS 3.2).
+ * The one rule that turns several name parts into a Kubernetes-safe name
+ * (docs/paths-and-patches.md, "Host names").
  */
 import { sha256Hex } from './sha256.ts';
 

@@ -1,5 +1,6 @@
 /**
- * Translation of a virtual Service's DNS name to the DNS name of its host copy (SEMANTICS 5).
+ * Translation of a virtual Service's DNS name to the DNS name of its host copy
+ * (docs/paths-and-patches.md, "virtualToHostDNS").
  */
 import { hostName } from './host-name.ts';
 import { NamingError } from './naming-error.ts';

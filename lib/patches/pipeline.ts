@@ -1,6 +1,6 @@
 /**
- * The patch pipeline (SEMANTICS 4-6): applies a resource's patch list to one object in one
- * direction and reports what every patch did at every match.
+ * The patch pipeline (docs/paths-and-patches.md): applies a resource's patch list to one object in
+ * one direction and reports what every patch did at every match.
  */
 import {
   isPlainObject,

@@ -1,7 +1,8 @@
 /**
- * The reference translator of single-namespace mode (SEMANTICS 6): every virtual object a
- * reference names lives on the host under its short `v...` name in the virtual cluster's one host
- * namespace, and a host reference may reach nothing outside that namespace.
+ * The reference translator of single-namespace mode (docs/paths-and-patches.md, "Reference
+ * patches"): every virtual object a reference names lives on the host under its short `v...` name
+ * in the virtual cluster's one host namespace, and a host reference may reach nothing outside that
+ * namespace.
  */
 import { shortName } from '../naming/index.ts';
 import { type ObjectRef, ReferenceDeniedError, type ReferenceTranslator } from './types.ts';

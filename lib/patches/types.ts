@@ -5,7 +5,7 @@ import type { JsonValue } from '../kube/object.ts';
 
 export type Direction = 'toHost' | 'fromHost';
 
-/** The `context` variable of an expression (SEMANTICS 5). */
+/** The `context` variable of an expression (docs/expressions.md, "Inputs"). */
 export interface ExpressionContext {
   virtualcluster: {
     name: string;

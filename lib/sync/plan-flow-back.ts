@@ -1,5 +1,5 @@
 /**
- * The reverse way inside a plan (docs/sync.md, "flowing back"): labels and annotations edited
+ * The reverse way inside a plan (docs/sync.md, "What flows back"): labels and annotations edited
  * on the host copy since the sync last wrote it are carried back to the virtual object, through
  * the patches' reverse expressions, as one merge patch; objects the edited references now name
  * that exist only on the host are imported. The host copy is then translated again from the

@@ -1,7 +1,7 @@
 /**
- * The three-way merge of labels and annotations (SEMANTICS 3.5): which keys changed on the host
- * since the last sync while the virtual side kept them, so that they flow back. Everything else
- * follows the virtual side; when both sides changed a key, the virtual side wins.
+ * The three-way merge of labels and annotations (docs/sync.md, "What flows back"): which keys
+ * changed on the host since the last sync while the virtual side kept them, so that they flow back.
+ * Everything else follows the virtual side; when both sides changed a key, the virtual side wins.
  */
 import { getOwn } from './json.ts';
 import type { AppliedMetadata } from './translate.ts';

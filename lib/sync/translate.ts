@@ -155,7 +155,7 @@ export function sameHostSpec(
 /**
  * Second half of toHost, in place on the patched copy: reserved label keys renamed, marker keys
  * a patch or the virtual object carried removed, name and namespace set to `hostKey`, then the
- * markers of SEMANTICS 3.3 and the last-applied record added. Whatever the patches did, the
+ * markers of docs/sync.md and the last-applied record added. Whatever the patches did, the
  * copy's identity and ownership are the sync's: `apiVersion` and `kind` are the kind's, `status`
  * is dropped, and metadata holds only name, namespace, labels and annotations (no uid,
  * resourceVersion, ownerReferences, finalizers, managedFields, generation, timestamps,

@@ -3,7 +3,7 @@ import { DEFAULTS, mergeDefaults } from '../../lib/config/defaults.ts';
 import { OWNED_KINDS, resourceForKind } from '../../lib/config/resource-kind.ts';
 
 describe('DEFAULTS', () => {
-  it('are those of SEMANTICS 2', () => {
+  it('are those of docs/configuration.md', () => {
     expect(DEFAULTS.sync.toHost.endpoints.enabled).toBe(true);
     expect(DEFAULTS.sync.toHost.services.enabled).toBe(true);
     expect(DEFAULTS.sync.toHost.namespaces.enabled).toBe(false);

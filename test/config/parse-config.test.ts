@@ -6,7 +6,7 @@ import { endpointsPatches, lines, parse } from './helpers.ts';
 const LIST = 'sync.toHost.endpoints.patches';
 
 describe('parseConfig: defaults and the whole file', () => {
-  it('gives the defaults of SEMANTICS 2 for a file without owned sections, keeping other keys', () => {
+  it('gives the documented defaults for a file without owned sections, keeping other keys', () => {
     const { config, diagnostics } = parse(
       'controlPlane:\n  distro: k8s\nexperimental: {a: [1, 2]}\n',
     );
@@ -346,7 +346,7 @@ describe('owned sections: keys and types', () => {
   });
 });
 
-describe('patch rules (SEMANTICS 2)', () => {
+describe('patch rules (docs/configuration.md)', () => {
   it('fills in configPath and position of each patch', () => {
     const { config } = parse(
       endpointsPatches(

@@ -110,7 +110,7 @@ export function createStackForwarder(stack: Stack): {
   };
 }
 
-/** The host name of a virtual object of the stack (SEMANTICS 3.2). */
+/** The host name of a virtual object of the stack (docs/paths-and-patches.md, "Host names"). */
 export function hostNameOf(stack: Stack, name: string, namespace = NS): string {
   return hostName(name, namespace, stack.identity.name);
 }

@@ -1,7 +1,8 @@
 /**
- * A throwaway HTTP server whose answers a test scripts request by request, for the behaviours
- * where exact fault control matters (retries, Retry-After, resets, the rate limiter). Answers
- * follow KUBE-API.md: JSON `Status` bodies, Retry-After headers.
+ * A throwaway HTTP server whose answers a test scripts request by request, for the behaviours where
+ * exact fault control matters (retries, Retry-After, resets, the rate limiter). Answers are shaped
+ * like a real API server's (docs/kube-client.md, "Errors"): JSON `Status` bodies, Retry-After
+ * headers.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -6,7 +6,7 @@ const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
 const DNS_1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 describe('safeConcatName', () => {
-  it('joins short names with "-" (SEMANTICS 3.2 vector 1)', () => {
+  it('joins short names with "-" (documented example)', () => {
     expect(safeConcatName('my-svc', 'x', 'default', 'x', 'virtualcluster')).toBe(
       'my-svc-x-default-x-virtualcluster',
     );
@@ -15,13 +15,13 @@ describe('safeConcatName', () => {
     );
   });
 
-  it('cuts long names to 52 characters plus a digest (SEMANTICS 3.2 vector 2)', () => {
+  it('cuts long names to 52 characters plus a digest (documented example)', () => {
     expect(hostName('a'.repeat(40), 'my-namespace', 'my-vcluster')).toBe(
       'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-x-my-namesp-ada341d438',
     );
   });
 
-  it('replaces ".-" left by the cut (SEMANTICS 3.2 vector 3)', () => {
+  it('replaces ".-" left by the cut (documented example)', () => {
     const result = safeConcatName(`${'x'.repeat(51)}.`, 'y'.repeat(20));
     expect(result).toBe('xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-437e533ef6');
     expect(result).toHaveLength(62);

@@ -5,7 +5,7 @@ import { hostName, shortName } from '../../lib/naming/index.ts';
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
 
 describe('shortName', () => {
-  it('matches the SEMANTICS 3.2 vector', () => {
+  it('matches the documented example', () => {
     expect(shortName('my-secret', 'default', 'my-vcluster')).toBe('v5ri45ovgqam9c');
   });
 

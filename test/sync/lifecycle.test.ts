@@ -1,5 +1,5 @@
 /**
- * SEMANTICS 3.1 and the lifecycle table of 3.5, one named test per rule and row.
+ * Which Endpoints sync and the lifecycle table of docs/sync.md, one named test per rule and row.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';

@@ -1,5 +1,6 @@
 /**
- * The three-way merge of labels and annotations (SEMANTICS 3.5) with patches in both directions.
+ * The three-way merge of labels and annotations (docs/sync.md, "What flows back") with patches in
+ * both directions.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';

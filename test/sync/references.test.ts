@@ -1,6 +1,6 @@
 /**
- * Reference patches in the plan (SEMANTICS 6): rewrite, host copies, imports, and the security
- * boundary.
+ * Reference patches in the plan (docs/sync.md, "Reference patches"): rewrite, host copies, imports,
+ * and the security boundary.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { shortName } from '../../lib/naming/index.ts';

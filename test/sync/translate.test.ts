@@ -1,6 +1,6 @@
 /**
- * The generic translation (SEMANTICS 3.2-3.4): names, metadata, markers, reserved label keys,
- * Pod targetRefs, and the managed check.
+ * The generic translation (docs/sync.md, "Names" and "Metadata of the host copy"): names, metadata,
+ * markers, reserved label keys, Pod targetRefs, and the managed check.
  */
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/kube/object.ts';

@@ -1,5 +1,5 @@
 /**
- * The expression sandbox (SEMANTICS 5): evaluates expression patches in hardened QuickJS.
+ * The expression sandbox (docs/expressions.md): evaluates expression patches in hardened QuickJS.
  */
 export {
   createExpressionEngine,

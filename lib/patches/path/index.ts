@@ -1,5 +1,6 @@
 /**
- * Patch paths (SEMANTICS 4): parsing, canonical text, matching and in-place access.
+ * Patch paths (docs/paths-and-patches.md, "Paths"): parsing, canonical text, matching and in-place
+ * access.
  */
 export { deleteAt, getAt, PathAccessError, setAt } from './access.ts';
 export {

@@ -1,5 +1,5 @@
 /**
- * The one parser of patch paths (SEMANTICS 4).
+ * The one parser of patch paths (docs/paths-and-patches.md, "Paths").
  */
 import { PathSyntaxError } from './path-syntax-error.ts';
 import type { Path, PathSegment } from './segment.ts';

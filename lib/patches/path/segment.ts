@@ -1,5 +1,6 @@
 /**
- * The parsed form of a patch path (SEMANTICS 4) and of a concrete matched location.
+ * The parsed form of a patch path (docs/paths-and-patches.md, "Paths") and of a concrete matched
+ * location.
  */
 
 /**

@@ -1,7 +1,7 @@
 /**
- * The Endpoints-specific rules: which Endpoints are synced (SEMANTICS 3.1) and the spec
- * translation of their Pod targetRefs (SEMANTICS 3.4). Everything else about an Endpoints copy
- * is the generic translation of `translate.ts`.
+ * The Endpoints-specific rules: which Endpoints are synced (docs/sync.md, "Which Endpoints sync")
+ * and the spec translation of their Pod targetRefs (docs/sync.md, "Names"). Everything else about
+ * an Endpoints copy is the generic translation of `translate.ts`.
  */
 import type { KubeObject } from '../../model/index.ts';
 import { syncedRow } from '../../model/index.ts';
@@ -288,7 +288,7 @@ function podHostNames(ctx: SyncContext): PodHostName {
 }
 
 /**
- * Whether the virtual Endpoints `key` is synced, given its same-name Service (SEMANTICS 3.1):
+ * Whether the virtual Endpoints `key` is synced, given its same-name Service (docs/sync.md):
  * only manual Endpoints (Service exists and has no selector) are; `default/kubernetes` never is.
  * Endpoints whose Service does not exist yet are skipped, not failed: the Service's event
  * re-triggers them.
