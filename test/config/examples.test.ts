@@ -24,7 +24,9 @@ describe('examples', () => {
       ),
     ).toBe(true);
     expect(endpoints.some((p) => /^'?"[^"]*"'?$/.test(p.expression ?? ''))).toBe(true);
-    expect(endpoints.some((p) => p.expression === 'virtualToHostDNS(value)')).toBe(true);
+    expect(
+      endpoints.some((p) => p.expression === 'valueExists ? virtualToHostDNS(value) : undefined'),
+    ).toBe(true);
     expect(
       endpoints.some(
         (p) => p.reference?.kind === 'Secret' && p.path.startsWith('metadata.annotations["'),
@@ -32,8 +34,16 @@ describe('examples', () => {
     ).toBe(true);
     const secrets = config!.resources.secrets.patches;
     expect(secrets.map((p) => [p.path, p.expression, p.reverseExpression])).toEqual([
-      ['metadata.annotations["example.com/token"]', 'btoa(value)', undefined],
-      ['metadata.annotations["example.com/token"]', undefined, 'atob(value)'],
+      [
+        'metadata.annotations["example.com/token"]',
+        'valueExists ? btoa(value) : undefined',
+        undefined,
+      ],
+      [
+        'metadata.annotations["example.com/token"]',
+        undefined,
+        'valueExists ? atob(value) : undefined',
+      ],
     ]);
     expect(config!.raw['controlPlane']).toEqual({ distro: { k8s: { enabled: true } } });
   });
