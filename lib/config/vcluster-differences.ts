@@ -19,9 +19,6 @@ const READ_TO_HOST = new Set([
   'namespaces',
 ]);
 
-/** Kinds a reference may name that vcluster copies under their long names but endpoint-sync under short ones. */
-const SHORT_HERE_LONG_IN_VCLUSTER = new Set(['Secret', 'ConfigMap']);
-
 /** Kinds vcluster has a mapper for, so a reference to any other kind fails there. */
 const VCLUSTER_MAPPED_KINDS = new Set([
   'Secret',
@@ -115,12 +112,7 @@ export function vclusterDifferences(text: string, file: string, config: SyncConf
     for (const patch of resource.patches) {
       if (patch.reference !== undefined) {
         const kind = patch.reference.kind;
-        if (SHORT_HERE_LONG_IN_VCLUSTER.has(kind)) {
-          note(
-            patch,
-            `a reference to a ${kind} is rewritten to its short v... host name here; vcluster names the ${kind} name-x-namespace-x-vcluster (single-namespace mode)`,
-          );
-        } else if (!VCLUSTER_MAPPED_KINDS.has(kind)) {
+        if (!VCLUSTER_MAPPED_KINDS.has(kind)) {
           note(
             patch,
             `vcluster has no mapper for kind ${kind} and fails this reference; endpoint-sync rewrites it to the short v... host name`,

@@ -82,7 +82,11 @@ export function resourcePath(resource: ResourceType, namespace?: string, name?: 
   return `${root}${scope}/${resource.plural}${item}`;
 }
 
-/** How a synced kind's copies are named on the host in single-namespace mode. */
+/**
+ * How a kind's copies are named on the host in single-namespace mode, as vcluster's mapper for
+ * the kind names them: `long` (`name-x-namespace-x-vc`, every synced kind) or `short` (the `v...`
+ * digest, for the few kinds vcluster names so, such as ResourceClaims).
+ */
 export type NameScheme = 'long' | 'short';
 
 /**
@@ -98,8 +102,7 @@ export type SyncRole = 'item' | 'reference' | 'companion';
 
 /**
  * A resource the sync copies to the host: its `sync.toHost.<section>` configuration key, whether
- * that section is on by default, its host name scheme (`long`: the readable
- * `name-x-namespace-x-vc`; `short`: the `v...` digest name of reference targets) and its
+ * that section is on by default, its host name scheme ({@link NameScheme}) and its
  * {@link SyncRole}.
  */
 export interface SyncedResource {
@@ -131,19 +134,21 @@ export const SYNCED_RESOURCES = [
     role: 'companion',
   },
   // Referenced Secrets and ConfigMaps are copied only when their section is enabled; on by
-  // default (as in the reference project) so a reference patch works as written.
+  // default (as in the reference project) so a reference patch works as written. Their copies
+  // carry the long name, as vcluster's Secrets and ConfigMaps mappers give them (earlier
+  // versions used the short one; the sync moves such copies to the long name).
   {
     resource: 'secrets',
     section: 'secrets',
     enabledByDefault: true,
-    nameScheme: 'short',
+    nameScheme: 'long',
     role: 'reference',
   },
   {
     resource: 'configMaps',
     section: 'configMaps',
     enabledByDefault: true,
-    nameScheme: 'short',
+    nameScheme: 'long',
     role: 'reference',
   },
   {

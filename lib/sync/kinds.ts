@@ -36,7 +36,13 @@ const LONG_NAMED_UNSYNCED_KINDS = new Set([
   'ReferenceGrant',
 ]);
 
-/** The {@link NameScheme} of a kind: its synced-resource row's, else long for Pods only. */
+/**
+ * Synced kinds whose reference copies earlier versions named short (`v...`) in single-namespace
+ * mode and that now carry vcluster's long name: a copy found under the short name is moved.
+ */
+export const LEGACY_SHORT_NAMED_KINDS: ReadonlySet<string> = new Set(['Secret', 'ConfigMap']);
+
+/** The {@link NameScheme} of a kind: its synced-resource row's, else long for the long-named unsynced kinds and short for the rest. */
 export function nameSchemeOf(kind: string): NameScheme {
   const row = syncedByKind(kind);
   if (row !== undefined) return row.nameScheme;

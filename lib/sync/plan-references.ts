@@ -4,15 +4,16 @@
  * name (fromHost).
  */
 import { resourceForKind } from '../config/resource-kind.ts';
-import { type KubeObject, refId } from '../model/index.ts';
+import { type HostWrite, type KubeObject, refId } from '../model/index.ts';
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { copyToHost } from './copy.ts';
 import { type ImportClaim, signImport } from './import-signature.ts';
 import { getOwn, setOwn } from './json.ts';
-import { resourceByKind } from './kinds.ts';
+import { LEGACY_SHORT_NAMED_KINDS, resourceByKind } from './kinds.ts';
 import { managedState } from './managed.ts';
 import { IMPORT_CONTROLLER } from './markers.ts';
+import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
 import {
   checkReport,
   deleteWrite,
@@ -47,6 +48,10 @@ function describeRef(ref: ObjectRef): string {
  * and its kind's sync is enabled, plan its host copy (translated with its own kind's patches;
  * references those patches resolve are not followed further). Missing objects are reported in
  * `draft.notes` and `draft.references`, never invented.
+ *
+ * Returns the deletes of copies left under the names earlier versions gave them
+ * ({@link planLegacyCopyRemoval}); the caller writes them after the referencing object, so that
+ * no host object points at a copy that is gone.
  */
 export function planReferenceCopies(
   report: PatchReport | undefined,
@@ -54,8 +59,9 @@ export function planReferenceCopies(
   ctx: SyncContext,
   env: PlanEnv,
   draft: PlanDraft,
-): void {
-  if (!report) return;
+): HostWrite[] {
+  const legacyRemovals: HostWrite[] = [];
+  if (!report) return legacyRemovals;
   const seen = new Set<string>();
   for (const resolved of report.references) {
     const { virtual: vref, host: href } = resolved;
@@ -153,7 +159,60 @@ export function planReferenceCopies(
       );
     }
     note('copied');
+    const removal = planLegacyCopyRemoval(vref, href, row.plural, lookups, ctx, draft);
+    if (removal) legacyRemovals.push(removal);
   }
+  return legacyRemovals;
+}
+
+/**
+ * The delete of the copy an earlier version made of `vref` under its short `v...` name, now that
+ * the copy is planned under the name vcluster gives it (`name-x-namespace-x-vc`, single-namespace
+ * mode). The short name is always named in `draft.references` (`legacy-name`), so that the caller
+ * reads it. The object there is deleted only when it is this virtual cluster's copy of `vref` (its
+ * managed-by label names this virtual cluster, its object-name/-namespace annotations record
+ * `vref`, and its name is the short name of that key: {@link managedState}); anything else there
+ * (a user's object, another virtual cluster's copy, a copy of another virtual object) is left
+ * alone. The delete is in this virtual cluster's host namespace (derived from its identity, not
+ * from the reference) and carries the old copy's uid as precondition. It is returned, not
+ * written into the draft: it goes after the new copy and the referencing object, so a crash in
+ * between leaves two copies for the next sync, never none.
+ */
+function planLegacyCopyRemoval(
+  vref: ObjectRef,
+  href: ObjectRef,
+  plural: string,
+  lookups: ReferenceLookups,
+  ctx: SyncContext,
+  draft: PlanDraft,
+): HostWrite | undefined {
+  if (!LEGACY_SHORT_NAMED_KINDS.has(vref.kind) || isMultiNamespace(ctx.config)) return undefined;
+  const legacy: ObjectRef = {
+    ...href,
+    ...hostKeyOf(vref.kind, vref, ctx.identity, ctx.config, 'short'),
+  };
+  if (legacy.name === href.name && legacy.namespace === href.namespace) return undefined;
+  draft.references.push({
+    direction: 'toHost',
+    virtual: vref,
+    host: legacy,
+    status: 'legacy-name',
+  });
+  const old = findObject(lookups.host, legacy.kind, legacy);
+  if (!old) return undefined;
+  const state = managedState(old, vref.kind, ctx);
+  if (
+    !state.managed ||
+    state.virtualKey.name !== vref.name ||
+    state.virtualKey.namespace !== vref.namespace
+  ) {
+    return undefined;
+  }
+  return deleteWrite(
+    plural,
+    old,
+    `remove the copy of ${describeRef(vref)} at its earlier short name ${describeKey(legacy)}; it is now at ${describeKey(href)}`,
+  );
 }
 
 /**

@@ -189,9 +189,16 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
     outcome = updateWrites(input, target, host, translation, flow.flowedBack);
   }
 
-  // Referenced copies first, so that an object never points at a host copy that is not there yet.
-  planReferenceCopies(translation.copy.report, translation.lookups, ctx, env, draft);
-  draft.hostWrites.push(...outcome.writes);
+  // Referenced copies first, so that an object never points at a host copy that is not there yet;
+  // copies left under an earlier name go last, once nothing this plan writes points at them.
+  const legacyRemovals = planReferenceCopies(
+    translation.copy.report,
+    translation.lookups,
+    ctx,
+    env,
+    draft,
+  );
+  draft.hostWrites.push(...outcome.writes, ...legacyRemovals);
   assertOwnedWrites(draft, ctx);
 
   const status = draft.hostWrites.length + draft.virtualWrites.length > 0 ? 'write' : 'unchanged';

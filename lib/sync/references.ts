@@ -111,9 +111,8 @@ export function findObject(
  * another virtual namespace).
  *
  * toHost: a reference to an object imported from the host maps to that host original; any other
- * to its short `v...` name in the host namespace (single-namespace mode, the rule of
- * `singleNamespaceReferences`) or to the same name in the mapped namespace (multi-namespace
- * mode). fromHost: a managed copy maps back to the virtual object it records, a host original to
+ * to the name its kind's copy carries in the host namespace (single-namespace mode,
+ * {@link referenceHostKey}) or to the same name in the mapped namespace (multi-namespace mode). fromHost: a managed copy maps back to the virtual object it records, a host original to
  * the virtual object imported from it, anything else keeps its name. Either way the host side
  * must be in a namespace of this virtual cluster, never a system namespace: otherwise
  * {@link ReferenceDeniedError}, which is also kept in `denials`.
@@ -206,8 +205,9 @@ export function syncReferences(
 
 /**
  * The host key of an object a reference names: in single-namespace mode the name its kind's
- * host copy carries ({@link nameSchemeOf}: the long name for Endpoints, Services, Pods and the
- * other kinds vcluster syncs under their long names, the short `v...` name otherwise), the same
+ * host copy carries ({@link nameSchemeOf}: the long name for Endpoints, Secrets, ConfigMaps,
+ * Services, Pods and the other kinds vcluster syncs under their long names, the short `v...` name
+ * otherwise), the same
  * name in the mapped namespace in multi-namespace mode.
  */
 export function referenceHostKey(kind: string, key: ObjectKey, ctx: SyncContext): ObjectKey {

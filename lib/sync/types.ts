@@ -48,7 +48,10 @@ export interface Plan {
  * - `untrusted-import`: it carries import markers without a valid signature (forged, or made
  *   before markers were signed); it is treated as the tenant's own object and not copied;
  * - `imported`: it exists only on the host and is imported (see `virtualWrites`);
- * - `conflict`: a host object not made by this virtual cluster holds the copy's name.
+ * - `conflict`: a host object not made by this virtual cluster holds the copy's name;
+ * - `legacy-name`: the short `v...` name earlier versions gave the copy (Secrets and ConfigMaps,
+ *   single-namespace mode): read so that a copy left there is removed once the copy exists
+ *   under its current name.
  */
 export interface PlanReference {
   direction: Direction;
@@ -61,5 +64,6 @@ export interface PlanReference {
     | 'host-original'
     | 'untrusted-import'
     | 'imported'
-    | 'conflict';
+    | 'conflict'
+    | 'legacy-name';
 }

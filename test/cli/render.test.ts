@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { main } from '../../lib/cli/main.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
-import { hostName, shortName } from '../../lib/naming/index.ts';
+import { hostName } from '../../lib/naming/index.ts';
 import { bufferIO } from './buffer-io.ts';
 
 const example = ['--config', 'examples/endpoints.yaml'];
@@ -48,7 +48,7 @@ describe('endpoint-sync render toHost', () => {
       `${hostName('db-primary', 'default', 'vc1')}.team-a.svc.cluster.local`,
     );
     expect(host.metadata.annotations?.['example.com/tls-secret']).toBe(
-      shortName('db-tls', 'default', 'vc1'),
+      hostName('db-tls', 'default', 'vc1'),
     );
     const subsets = host['subsets'] as { addresses: { targetRef: KubeObject['metadata'] }[] }[];
     expect(subsets[0]?.addresses[0]?.targetRef).toEqual({
@@ -67,7 +67,9 @@ describe('endpoint-sync render toHost', () => {
     expect(r.err).toContain(
       'sync.toHost.endpoints.patches[1] at metadata.annotations["example.com/environment"]: applied expression [native]: undefined -> "production"',
     );
-    expect(r.err).toMatch(/reference at .*Secret default\/db-tls <-> virtualcluster\/v/);
+    expect(r.err).toContain(
+      'reference at metadata.annotations["example.com/tls-secret"]: Secret default/db-tls <-> virtualcluster/db-tls-x-default-x-virtualcluster',
+    );
   });
 
   it('refuses Endpoints whose Service has a selector, saying why', async () => {
@@ -84,7 +86,7 @@ spec: { selector: { app: db } }
     expect(r.err).toMatch(/default\/db would not be synced: .*selector/);
   });
 
-  it('renders a Secret with the short name and its own patches', async () => {
+  it("renders a Secret with vcluster's long name and its own patches", async () => {
     const secret = `apiVersion: v1
 kind: Secret
 metadata:
@@ -98,7 +100,7 @@ data: { key: dmFsdWU= }
       's.yaml': secret,
     });
     expect(r.code).toBe(0);
-    expect(r.object?.metadata.name).toBe(shortName('api', 'apps', 'virtualcluster'));
+    expect(r.object?.metadata.name).toBe('api-x-apps-x-virtualcluster');
     expect(r.object?.metadata.annotations?.['example.com/token']).toBe(btoa('hunter2'));
     expect(r.object?.['data']).toEqual({ key: 'dmFsdWU=' });
   });

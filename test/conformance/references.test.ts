@@ -98,21 +98,24 @@ const cases: ReferenceCase[] = [
     expected: 'short',
   },
   {
-    // vcluster's Secrets mapper uses HostName (long), and its docs show a long-named Secret;
-    // endpoint-sync copies referenced Secrets under the short name. Open: switching changes the
-    // host names of existing installations' copies.
+    // Its Secrets mapper names the host copy with translate.Default.HostName (single-namespace:
+    // SingleNamespaceHostName, name-x-namespace-x-vc), and the patching docs show a long-named
+    // Secret. Copies earlier endpoint-sync versions made under the short name are moved
+    // (test/sync/references.test.ts, "legacy short-named copies").
     kind: 'Secret',
     apiVersion: 'v1',
-    source: `${source(`${MAPPERS}/secrets.go`)}; ${docs('configure/vcluster-yaml/sync/patching "Reference patches"')}`,
-    conformance: 'open',
-    expected: 'short',
+    source: `${source(`${MAPPERS}/secrets.go`)}, ${source('pkg/util/translate/single_namespace.go')} HostName; ${docs('configure/vcluster-yaml/sync/patching "Reference patches"')}`,
+    conformance: 'same',
+    expected: 'long',
   },
   {
+    // Its ConfigMaps mapper calls translate.Default.HostName too (kube-root-ca.crt is renamed only
+    // when the result is that very name, which a single-namespace long name never is).
     kind: 'ConfigMap',
     apiVersion: 'v1',
-    source: source(`${MAPPERS}/configmaps.go`),
-    conformance: 'open',
-    expected: 'short',
+    source: `${source(`${MAPPERS}/configmaps.go`)}, ${source('pkg/util/translate/single_namespace.go')} HostName`,
+    conformance: 'same',
+    expected: 'long',
   },
 ];
 

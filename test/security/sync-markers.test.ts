@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/kube/object.ts';
-import { shortName, translateLabelKey } from '../../lib/naming/index.ts';
+import { hostName as copyName, translateLabelKey } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { signImport } from '../../lib/sync/import-signature.ts';
@@ -101,7 +101,7 @@ function expectContained(plan: Plan): void {
   expect(plan.references).toEqual([
     expect.objectContaining({
       status: 'untrusted-import',
-      host: expect.objectContaining({ name: shortName('creds', 'default', 'vc') }),
+      host: expect.objectContaining({ name: copyName('creds', 'default', 'vc') }),
     }),
   ]);
   expect(plan.reason).toContain('not signed');

@@ -5,6 +5,7 @@
  * `reference-denied`, and the plan writes nothing on either side.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { hostName } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
@@ -98,7 +99,7 @@ describe('virtual references aimed at host namespaces', () => {
   }
 
   it.each(['vc-host', 'kube-system', 'b-x-default'])(
-    'single-namespace mode: a virtual reference to %s/vc-vc stays a short name in the own namespace',
+    'single-namespace mode: a virtual reference to %s/vc-vc stays a copy name in the own namespace',
     (namespace) => {
       const plan = virtualTarget(TARGET, namespace);
       const write = plan.hostWrites.find((w) => w.resource === 'endpoints');
@@ -107,7 +108,9 @@ describe('virtual references aimed at host namespaces', () => {
           ? (write.object['subsets'] as Addresses)[0]!.addresses[0]!.targetRef
           : undefined;
       expect(ref?.['namespace']).toBe('vc-host');
-      expect(ref?.['name']).toMatch(/^v[0-9a-z]{13}$/);
+      // The name of a copy of this virtual cluster (it ends in -x-vc), never the kubeconfig's.
+      expect(ref?.['name']).toBe(hostName('vc-vc', namespace, 'vc'));
+      expect(ref?.['name']).toMatch(/-x-vc$/);
     },
   );
 

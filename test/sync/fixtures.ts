@@ -201,6 +201,22 @@ export class ClusterPair {
     store.set(key, next);
   }
 
+  /**
+   * Turns the host into what a version that named the copy `from` (of `resource`, in `namespace`)
+   * `to` instead would have left: the copy is renamed and every host object that names it (a
+   * reference in a copy, its last-applied state) names `to`. Nothing else of the copies differs
+   * between those versions.
+   */
+  renameHostCopy(resource: string, namespace: string, from: string, to: string): void {
+    const copy = this.host.get(id(resource, namespace, from));
+    if (!copy) throw new Error(`no host ${id(resource, namespace, from)} to rename`);
+    this.host.delete(id(resource, namespace, from));
+    this.host.set(id(resource, namespace, to), copy);
+    for (const [key, object] of this.host) {
+      this.host.set(key, JSON.parse(JSON.stringify(object).replaceAll(from, to)) as KubeObject);
+    }
+  }
+
   /** Carries out a plan: host writes first (as the function does), then virtual writes. */
   apply(plan: Plan): void {
     for (const w of plan.hostWrites) this.write(this.host, w);

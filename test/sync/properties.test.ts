@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/kube/object.ts';
-import { shortName } from '../../lib/naming/index.ts';
+import { hostName, shortName } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { hostKeyOf, ownsHostNamespace } from '../../lib/sync/namespaces.ts';
@@ -248,7 +248,7 @@ describe('planner properties', () => {
         const allowedNames = new Set([
           t.hostKey.name,
           ...['s1', 's2'].map((n) =>
-            s.config === 'multiNamespace' ? n : shortName(n, s.namespace, 'vc'),
+            s.config === 'multiNamespace' ? n : hostName(n, s.namespace, 'vc'),
           ),
         ]);
         for (const p of t.plans) {
@@ -262,6 +262,44 @@ describe('planner properties', () => {
         }
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it('(3) copies an earlier version left under short names move in one sync, never leaving the reference dangling', () => {
+    fc.assert(
+      fc.property(scenarioArb, fc.constantFrom('s1', 's2', 'gone'), (s, named) => {
+        const t = setup({
+          ...s,
+          config: 'reference',
+          edits: [],
+          annotations: { ...s.annotations, secret: named },
+        });
+        t.sync();
+        const long = hostName(named, s.namespace, 'vc');
+        const short = shortName(named, s.namespace, 'vc');
+        // The host as the earlier version left it: the copy under its short name.
+        const copied = t.pair.get('host', 'secrets', 'vc-host', long) !== null;
+        expect(copied).toBe(s.secrets.includes(named));
+        if (copied) t.pair.renameHostCopy('secrets', 'vc-host', long, short);
+        const hostId = `endpoints/${t.hostKey.namespace}/${t.hostKey.name}`;
+        const dangling = () => {
+          const target = t.pair.host.get(hostId)?.metadata.annotations?.['secret'];
+          return target !== undefined && !t.pair.get('host', 'secrets', 'vc-host', target);
+        };
+        const danglingBefore = dangling();
+        const p = t.plan();
+        expect(p.status, p.reason).not.toBe('failed');
+        for (const w of p.hostWrites) {
+          t.pair.apply({ ...p, hostWrites: [w], virtualWrites: [] });
+          // A write never takes away the Secret the host Endpoints name.
+          if (!danglingBefore) expect(dangling()).toBe(false);
+        }
+        expect(t.pair.get('host', 'secrets', 'vc-host', short)).toBeNull();
+        expect(t.pair.get('host', 'secrets', 'vc-host', long) !== null).toBe(copied);
+        if (copied) expect(dangling()).toBe(false);
+        expect(writes(t.plan())).toBe(0);
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -3,7 +3,7 @@
  * and the security boundary.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { shortName } from '../../lib/naming/index.ts';
+import { hostName, shortName } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
@@ -32,7 +32,10 @@ sync:
           reference: {apiVersion: v1, kind: Secret}
 `;
 const HOST = 'endpoints/vc-host/db-x-default-x-vc';
-const SHORT = shortName('creds', 'default', 'vc');
+/** Where the copy of the virtual Secret `default/creds` lives: vcluster's long name. */
+const COPY = hostName('creds', 'default', 'vc');
+/** The short name earlier versions gave that copy in single-namespace mode. */
+const LEGACY = shortName('creds', 'default', 'vc');
 
 /** The fixture identity with the key the sync signs its imports with. */
 const signing: VirtualClusterIdentity = { ...identity, markerKey: 'k'.repeat(32) };
@@ -56,7 +59,7 @@ function setup(yaml: string, annotation = 'creds', who: VirtualClusterIdentity =
 }
 
 describe('reference patches toHost', () => {
-  it('rewrites the reference to the short host name and copies the referenced Secret first', () => {
+  it('rewrites the reference to the long host name and copies the referenced Secret first', () => {
     const s = setup(REF);
     s.pair.put('virtual', 'secrets', secret('creds'));
     const p = s.sync();
@@ -64,12 +67,18 @@ describe('reference patches toHost', () => {
       'create secrets',
       'create endpoints',
     ]);
-    const copy = s.pair.get('host', 'secrets', 'vc-host', SHORT)!;
+    const copy = s.pair.get('host', 'secrets', 'vc-host', COPY)!;
     expect(copy['data']).toEqual({ k: 'dg==' });
     expect(copy.metadata.labels?.[`${DOMAIN}/managed-by`]).toBe('vc');
-    expect(s.pair.host.get(HOST)!.metadata.annotations?.['db-secret']).toBe(SHORT);
+    expect(s.pair.host.get(HOST)!.metadata.annotations?.['db-secret']).toBe(COPY);
     expect(p.references).toEqual([
       expect.objectContaining({ direction: 'toHost', status: 'copied' }),
+      // The name earlier versions gave the copy is read, to move a copy left there.
+      expect.objectContaining({
+        direction: 'toHost',
+        status: 'legacy-name',
+        host: expect.objectContaining({ namespace: 'vc-host', name: LEGACY }),
+      }),
     ]);
     expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [], virtualWrites: [] });
   });
@@ -81,7 +90,7 @@ describe('reference patches toHost', () => {
     s.pair.put('virtual', 'secrets', secret('creds', 'default', { k: 'dzI=' }));
     const p = s.sync();
     expect(p.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['update secrets']);
-    expect(s.pair.get('host', 'secrets', 'vc-host', SHORT)!['data']).toEqual({ k: 'dzI=' });
+    expect(s.pair.get('host', 'secrets', 'vc-host', COPY)!['data']).toEqual({ k: 'dzI=' });
   });
 
   it('reports a missing referenced object and does not invent it', () => {
@@ -111,9 +120,7 @@ describe('reference patches toHost', () => {
     withLabel.metadata.labels = { copied: 'no' };
     s.pair.put('virtual', 'secrets', withLabel);
     s.sync();
-    expect(s.pair.get('host', 'secrets', 'vc-host', SHORT)!.metadata.labels?.['copied']).toBe(
-      'yes',
-    );
+    expect(s.pair.get('host', 'secrets', 'vc-host', COPY)!.metadata.labels?.['copied']).toBe('yes');
   });
 
   it('keeps names and maps namespaces in multi-namespace mode', () => {
@@ -153,18 +160,207 @@ describe('reference patches fromHost', () => {
     expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [], virtualWrites: [] });
   });
 
-  it('maps its own short-named copies back to the virtual name', () => {
+  it('maps its own copies back to the virtual name', () => {
     const s = setup(REF);
     s.pair.put('virtual', 'secrets', secret('creds'));
     s.pair.put('virtual', 'secrets', secret('other'));
     s.sync();
     const h = structuredClone(s.pair.host.get(HOST)!);
-    h.metadata.annotations!['db-secret'] = shortName('other', 'default', 'vc');
+    h.metadata.annotations!['db-secret'] = hostName('other', 'default', 'vc');
     s.pair.host.set(HOST, h);
     const p = s.sync();
     expect(p.virtualWrites).toEqual([
       expect.objectContaining({ patch: { metadata: { annotations: { 'db-secret': 'other' } } } }),
     ]);
+  });
+});
+
+/** `verb resource namespace/name` of each host write, in order. */
+function described(p: Plan): string[] {
+  return p.hostWrites.map((w) =>
+    w.verb === 'delete'
+      ? `delete ${w.resource} ${w.namespace}/${w.name}`
+      : `${w.verb} ${w.resource} ${w.object.metadata.namespace}/${w.object.metadata.name}`,
+  );
+}
+
+/** A sync like `setup`'s whose host holds what an earlier version left: the short-named copy. */
+function upgraded(yaml = REF) {
+  const s = setup(yaml);
+  s.pair.put('virtual', 'secrets', secret('creds'));
+  s.sync();
+  s.pair.renameHostCopy('secrets', 'vc-host', COPY, LEGACY);
+  return s;
+}
+
+describe('legacy short-named copies (single-namespace mode)', () => {
+  it('moves the copy: the long-named copy first, then the Endpoints, the short-named one last', () => {
+    const s = upgraded();
+    expect(s.pair.host.get(HOST)!.metadata.annotations?.['db-secret']).toBe(LEGACY);
+    const old = s.pair.get('host', 'secrets', 'vc-host', LEGACY)!;
+    const p = s.plan();
+    expect(p).toMatchObject({ status: 'write', reasonCode: 'updated' });
+    expect(described(p)).toEqual([
+      `create secrets vc-host/${COPY}`,
+      `update endpoints vc-host/db-x-default-x-vc`,
+      `delete secrets vc-host/${LEGACY}`,
+    ]);
+    const removal = p.hostWrites[2]!;
+    // Only the very object that was read is deleted.
+    expect(removal.verb === 'delete' && removal.preconditions).toEqual({ uid: old.metadata.uid });
+    expect(removal.reason).toContain(`earlier short name vc-host/${LEGACY}`);
+    // Write by write, the host Endpoints always name a Secret the host holds.
+    for (const w of p.hostWrites) {
+      s.pair.apply({ ...p, hostWrites: [w], virtualWrites: [] });
+      const named = s.pair.host.get(HOST)!.metadata.annotations?.['db-secret'];
+      expect(s.pair.get('host', 'secrets', 'vc-host', String(named)), String(named)).not.toBeNull();
+    }
+    expect(s.pair.get('host', 'secrets', 'vc-host', LEGACY)).toBeNull();
+    expect(s.pair.get('host', 'secrets', 'vc-host', COPY)!['data']).toEqual({ k: 'dg==' });
+    expect(s.pair.host.get(HOST)!.metadata.annotations?.['db-secret']).toBe(COPY);
+    expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [], virtualWrites: [] });
+  });
+
+  it('a sync stopped before the delete leaves two copies, and the next one removes the old', () => {
+    const s = upgraded();
+    const p = s.plan();
+    s.pair.apply({ ...p, hostWrites: p.hostWrites.slice(0, 2), virtualWrites: [] });
+    const next = s.sync();
+    expect(next).toMatchObject({ status: 'write', reasonCode: 'references' });
+    expect(described(next)).toEqual([`delete secrets vc-host/${LEGACY}`]);
+    expect(s.pair.get('host', 'secrets', 'vc-host', LEGACY)).toBeNull();
+    expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
+  });
+
+  it('moves a referenced ConfigMap the same way', () => {
+    const yaml = `
+sync:
+  toHost:
+    endpoints:
+      patches:
+        - path: metadata.annotations["db-config"]
+          reference: {apiVersion: v1, kind: ConfigMap}
+`;
+    const pair = new ClusterPair();
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { 'db-config': 'settings' } }),
+    );
+    pair.put('virtual', 'services', manualService());
+    pair.put('virtual', 'configmaps', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', namespace: 'default', uid: 'uid-cm' },
+      data: { mode: 'fast' },
+    });
+    const plan = () => planSync(pair.input(config(yaml), 'default', 'db', signing), { evaluator });
+    pair.apply(plan());
+    const long = hostName('settings', 'default', 'vc');
+    const short = shortName('settings', 'default', 'vc');
+    pair.renameHostCopy('configmaps', 'vc-host', long, short);
+    const p = plan();
+    expect(described(p)).toEqual([
+      `create configmaps vc-host/${long}`,
+      'update endpoints vc-host/db-x-default-x-vc',
+      `delete configmaps vc-host/${short}`,
+    ]);
+    pair.apply(p);
+    expect(pair.get('host', 'configmaps', 'vc-host', short)).toBeNull();
+    expect(pair.get('host', 'configmaps', 'vc-host', long)!['data']).toEqual({ mode: 'fast' });
+  });
+
+  /** Host objects at the short name that are not this virtual cluster's copy of `creds`. */
+  const foreign: [string, Record<string, string>, Record<string, string>][] = [
+    ['no markers (a user object)', {}, {}],
+    [
+      'the markers of another virtual cluster',
+      { [`${DOMAIN}/managed-by`]: 'other-vc' },
+      { [`${DOMAIN}/object-name`]: 'creds', [`${DOMAIN}/object-namespace`]: 'default' },
+    ],
+    [
+      'markers of this virtual cluster naming another virtual object',
+      { [`${DOMAIN}/managed-by`]: 'vc' },
+      { [`${DOMAIN}/object-name`]: 'other', [`${DOMAIN}/object-namespace`]: 'default' },
+    ],
+    [
+      'markers of this virtual cluster naming the same name in another namespace',
+      { [`${DOMAIN}/managed-by`]: 'vc' },
+      { [`${DOMAIN}/object-name`]: 'creds', [`${DOMAIN}/object-namespace`]: 'team-a' },
+    ],
+    [
+      'a managed-by label but no record of the virtual object',
+      { [`${DOMAIN}/managed-by`]: 'vc' },
+      {},
+    ],
+  ];
+
+  it.each(foreign)('leaves alone a Secret at the short name with %s', (_, labels, annotations) => {
+    const s = setup(REF);
+    s.pair.put('virtual', 'secrets', secret('creds'));
+    const theirs = secret(LEGACY, 'vc-host', { k: 'b3RoZXI=' });
+    theirs.metadata.labels = labels;
+    theirs.metadata.annotations = annotations;
+    const stored = s.pair.put('host', 'secrets', theirs);
+    const p = s.sync();
+    expect(described(p)).toEqual([
+      `create secrets vc-host/${COPY}`,
+      'create endpoints vc-host/db-x-default-x-vc',
+    ]);
+    expect(s.pair.get('host', 'secrets', 'vc-host', LEGACY)).toEqual(stored);
+    expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
+  });
+
+  it('does not read or touch a copy at the short name in another host namespace', () => {
+    const s = upgraded();
+    // The earlier copy, as if it sat in another tenant's namespace with this cluster's markers.
+    const old = s.pair.get('host', 'secrets', 'vc-host', LEGACY)!;
+    s.pair.host.delete(`secrets/vc-host/${LEGACY}`);
+    s.pair.put('host', 'secrets', { ...old, metadata: { ...old.metadata, namespace: 'tenant-b' } });
+    const p = s.sync();
+    expect(p.hostWrites.every((w) => w.verb !== 'delete')).toBe(true);
+    expect(s.pair.get('host', 'secrets', 'tenant-b', LEGACY)).not.toBeNull();
+    for (const r of p.references ?? []) expect(r.host.namespace).toBe('vc-host');
+  });
+
+  it('keeps the short-named copy while a foreign object holds the long name', () => {
+    const s = upgraded();
+    s.pair.put('host', 'secrets', secret(COPY, 'vc-host', { k: 'Zm9yZWlnbg==' }));
+    const p = s.sync();
+    expect(p.references).toEqual([expect.objectContaining({ status: 'conflict' })]);
+    expect(p.hostWrites.every((w) => w.resource !== 'secrets')).toBe(true);
+    expect(s.pair.get('host', 'secrets', 'vc-host', LEGACY)).not.toBeNull();
+  });
+
+  it('keeps the short-named copy while the Secret is not copied (its sync disabled)', () => {
+    const s = upgraded();
+    const disabled = setup(`${REF}    secrets: {enabled: false}\n`);
+    for (const [k, v] of s.pair.host) disabled.pair.host.set(k, v);
+    for (const [k, v] of s.pair.virtual) disabled.pair.virtual.set(k, v);
+    const p = disabled.sync();
+    expect(p.hostWrites.every((w) => w.resource !== 'secrets')).toBe(true);
+    expect(disabled.pair.get('host', 'secrets', 'vc-host', LEGACY)).not.toBeNull();
+  });
+
+  it('does nothing in multi-namespace mode, where copies keep their names', () => {
+    const yaml = `${REF}    namespaces: {enabled: true}\n`;
+    const s = setup(yaml);
+    s.pair.put('virtual', 'secrets', secret('creds'));
+    // A copy of ours at the short name in the mapped namespace (as no version made it).
+    const planted = secret(LEGACY, 'vc-x-default');
+    planted.metadata.labels = { [`${DOMAIN}/managed-by`]: 'vc' };
+    planted.metadata.annotations = {
+      [`${DOMAIN}/object-name`]: 'creds',
+      [`${DOMAIN}/object-namespace`]: 'default',
+    };
+    s.pair.put('host', 'secrets', planted);
+    const p = s.sync();
+    expect(described(p)).toEqual([
+      'create secrets vc-x-default/creds',
+      'create endpoints vc-x-default/db',
+    ]);
+    expect(p.references?.map((r) => r.status)).toEqual(['copied']);
+    expect(s.pair.get('host', 'secrets', 'vc-x-default', LEGACY)).not.toBeNull();
   });
 });
 
@@ -239,7 +435,7 @@ describe('reference security', () => {
     expect(p.references).toEqual([
       expect.objectContaining({
         status: 'untrusted-import',
-        host: expect.objectContaining({ namespace: 'vc-host', name: SHORT }),
+        host: expect.objectContaining({ namespace: 'vc-host', name: COPY }),
       }),
     ]);
   });
@@ -277,7 +473,7 @@ describe('reference security', () => {
         : undefined;
     expect(ref).toEqual({
       kind: 'Secret',
-      name: shortName('admin-token', 'kube-system', 'vc'),
+      name: hostName('admin-token', 'kube-system', 'vc'),
       namespace: 'vc-host',
     });
   });

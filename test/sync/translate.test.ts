@@ -161,10 +161,19 @@ describe('toHost translation', () => {
     expect(host.metadata.labels?.['example.com/managed-by']).toBe('vc');
   });
 
-  it('gives Secrets (reference targets) the short name', () => {
+  it("gives Secrets and ConfigMaps (reference targets) vcluster's long name", () => {
+    const who = { ...identity, name: 'my-vcluster' };
+    for (const kind of ['Secret', 'ConfigMap']) {
+      expect(hostKeyOf(kind, { namespace: 'default', name: 'my-secret' }, who, ctx.config)).toEqual(
+        { namespace: 'vc-host', name: 'my-secret-x-default-x-my-vcluster' },
+      );
+    }
+  });
+
+  it('gives the kinds vcluster names short (ResourceClaims) the short name', () => {
     expect(
       hostKeyOf(
-        'Secret',
+        'ResourceClaim',
         { namespace: 'default', name: 'my-secret' },
         { ...identity, name: 'my-vcluster' },
         ctx.config,
