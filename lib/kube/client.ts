@@ -587,6 +587,8 @@ export class KubeClient {
     const callerSignal = op.signal;
     const onCallerAbort = () => controller.abort(callerSignal?.reason);
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    // Aborted while waiting for the rate limiter: a listener added now would never fire.
+    if (callerSignal?.aborted) onCallerAbort();
     const release = () => callerSignal?.removeEventListener('abort', onCallerAbort);
     let timedOut = false;
     const timeoutMs = op.timeoutMs ?? this.requestTimeoutMs;

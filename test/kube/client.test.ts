@@ -416,6 +416,19 @@ describe('watch', () => {
     expect(types.slice(0, -1).every((t) => t === 'ADDED')).toBe(true);
     expect(result.reason).toBe('aborted');
   });
+
+  it('a watch aborted right after it is called ends at once (the abort lands before the request)', async () => {
+    const controller = new AbortController();
+    const started = performance.now();
+    const watching = client.watch(
+      RESOURCES.configMaps,
+      { namespace: 'watching', timeoutSeconds: 20, signal: controller.signal },
+      () => {},
+    );
+    controller.abort();
+    expect((await watching).reason).toBe('aborted');
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
 });
 
 describe('injected faults on the emulator', () => {
