@@ -111,6 +111,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Aborts the current watch stream so the loop lists again ({@link relist}). */
   #relist: AbortController | undefined;
   #relistRequested = false;
+  /** Callers of {@link relist} waiting for the list that answers them. */
+  #relistWaiters: Array<() => void> = [];
 
   constructor(options: InformerOptions<T>) {
     this.name = options.name;
@@ -135,15 +137,25 @@ export class Informer<T extends KubeObject = KubeObject> {
   async stop(): Promise<void> {
     this.#stop.abort(new Error(`informer ${this.name} stopped`));
     await this.#running;
+    // Nothing more will be listed: whoever waits for a relist must not wait forever.
+    for (const resolve of this.#relistWaiters.splice(0)) resolve();
   }
 
   /**
    * Lists again now (the watch stream is ended), delivering the differences with the cache as
    * events: what the filter now accepts arrives as added, what it now refuses as deleted.
+   * Resolves once a list that started after this call has landed in the cache (before
+   * {@link start}: the first list), or on {@link stop}.
    */
-  relist(): void {
+  relist(): Promise<void> {
+    const landed = new Promise<void>((resolve) => this.#relistWaiters.push(resolve));
+    if (this.#stop.signal.aborted) {
+      for (const resolve of this.#relistWaiters.splice(0)) resolve();
+      return landed;
+    }
     this.#relistRequested = true;
     this.#relist?.abort(new Error(`informer ${this.name}: relist requested`));
+    return landed;
   }
 
   /** Whether the first list has landed (stays true across relists). */
@@ -252,23 +264,31 @@ export class Informer<T extends KubeObject = KubeObject> {
     // Page by page, each page transformed as it arrives: only one page of full objects is held
     // at a time, which is what bounds the forwarder's memory peak at startup. An expired continue
     // token rejects with GoneError, and the run loop lists again from the start.
+    // This list answers every relist asked for until now; one asked for later gets its own.
+    const answered = this.#relistWaiters.splice(0);
     const items: T[] = [];
     let resourceVersion: string | undefined;
     let token: string | undefined;
-    do {
-      const page = await o.client.list<T>(o.resource, {
-        ...selectors,
-        limit: LIST_PAGE_SIZE,
-        ...(token === undefined ? {} : { continue: token }),
-        signal: stop,
-      });
-      resourceVersion ??= page.metadata.resourceVersion;
-      for (const item of page.items) {
-        const kept = o.transform ? o.transform(item) : item;
-        if (!o.filter || o.filter(kept)) items.push(kept);
-      }
-      token = page.metadata.continue || undefined;
-    } while (token !== undefined);
+    try {
+      do {
+        const page = await o.client.list<T>(o.resource, {
+          ...selectors,
+          limit: LIST_PAGE_SIZE,
+          ...(token === undefined ? {} : { continue: token }),
+          signal: stop,
+        });
+        resourceVersion ??= page.metadata.resourceVersion;
+        for (const item of page.items) {
+          const kept = o.transform ? o.transform(item) : item;
+          if (!o.filter || o.filter(kept)) items.push(kept);
+        }
+        token = page.metadata.continue || undefined;
+      } while (token !== undefined);
+    } catch (err) {
+      // Not answered: they wait for the list after the backoff.
+      this.#relistWaiters.unshift(...answered);
+      throw err;
+    }
     this.#replace(items);
     this.#resourceVersion = resourceVersion;
     this.#lastActivity = this.#clock.now();
@@ -277,6 +297,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.#synced = true;
       this.#resolveSynced();
     }
+    for (const resolve of answered) resolve();
   }
 
   /** Makes the cache equal to `items`, delivering the differences as events. */
@@ -310,6 +331,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       streamControl.abort(new Error(`informer ${this.name}: relist requested`));
     const onStop = () => streamControl.abort(stop.reason);
     stop.addEventListener('abort', onStop, { once: true });
+    // Stopped while the list landed: an abort listener added now would never fire.
+    if (stop.aborted) onStop();
     let quiet = false;
     const watchdogControl = new AbortController();
     this.#lastActivity = this.#clock.now();
