@@ -4,9 +4,10 @@
  * like the Go struct (400 on a mistyped field), with unknown fields dropped and reported by
  * `fieldValidation` (warning, or 400 when Strict).
  */
+import { isPlainObject } from '../../model/index.ts';
 import { badRequest } from './errors.ts';
 import { depthMessage, jsonProblem, MAX_NESTING_DEPTH } from './json-limits.ts';
-import { isObj, stripTypeMeta } from './object-meta.ts';
+import { stripTypeMeta } from './object-meta.ts';
 import { apiVersionOf, type ResourceType } from './resources.ts';
 import { DecodeError, decode } from './schema.ts';
 import type { WriteOptions } from './store-types.ts';
@@ -29,7 +30,7 @@ function checkTypeMeta(r: ResourceType, body: Obj): void {
 
 /** Decodes a write body (or a patch result) of kind `r`; throws a 400 StatusError when it cannot. */
 export function decodeBody(r: ResourceType, body: unknown, opts: WriteOptions): Obj {
-  if (!isObj(body)) {
+  if (!isPlainObject(body)) {
     throw badRequest(
       `the object provided is unrecognized (must be of type ${r.kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
     );
@@ -64,6 +65,6 @@ export function decodeBody(r: ResourceType, body: unknown, opts: WriteOptions): 
       for (const f of decoded.unknownFields) opts.warnings?.push(`unknown field "${f}"`);
   }
   const obj = stripTypeMeta(decoded.value);
-  obj.metadata = isObj(obj.metadata) ? { ...obj.metadata } : {};
+  obj.metadata = isPlainObject(obj.metadata) ? { ...obj.metadata } : {};
   return obj;
 }

@@ -6,14 +6,11 @@
  * name and image).
  */
 import { type FieldError, fieldErr } from './errors.ts';
+import { asObj } from './object-meta.ts';
 import { parseLabelSelector } from './selectors.ts';
 import { matchesSelectors } from './watch-hub.ts';
 
 type Obj = Record<string, unknown>;
-
-function asObj(v: unknown): Obj | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
-}
 
 function ensure(parent: Obj, key: string): Obj {
   const v = asObj(parent[key]) ?? {};

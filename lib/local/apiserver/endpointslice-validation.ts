@@ -15,6 +15,7 @@ import {
   isQualifiedName,
   isValidLabelValue,
 } from './names.ts';
+import { asObj } from './object-meta.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -25,10 +26,6 @@ const MAX_ADDRESSES = 100;
 const MAX_PORTS = 20000;
 const MAX_TOPOLOGY_LABELS = 16;
 const MAX_HINTS = 8;
-
-function asObj(v: unknown): Obj | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
-}
 
 function asList(v: unknown): Obj[] {
   return Array.isArray(v) ? v.map((e) => asObj(e) ?? {}) : [];

@@ -3,20 +3,15 @@
  * server's, RFC 3339 timestamps, and the "did anything change" comparison that lets a no-op
  * update keep its resourceVersion, as etcd does.
  */
-import { getOwn, setOwn } from './own.ts';
+import { getOwn, isPlainObject, setOwn } from '../../model/index.ts';
 import type { ResourceType } from './resources.ts';
 
 type Obj = Record<string, unknown>;
 type Meta = Record<string, unknown>;
 
-/** A deep copy (stored objects are never handed out by reference to be changed). */
-export function clone<T>(v: T): T {
-  return structuredClone(v);
-}
-
-/** Whether `v` is a JSON object (not null, not an array). */
-export function isObj(v: unknown): v is Obj {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+/** `v` when it is a JSON object (not null, not an array), else `undefined`. */
+export function asObj(v: unknown): Obj | undefined {
+  return isPlainObject(v) ? v : undefined;
 }
 
 /** The group and resource of `r`, for NotFound/Conflict details. */

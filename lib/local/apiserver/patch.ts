@@ -6,7 +6,7 @@
  * other list (Endpoints `subsets` included) is replaced whole, exactly as on a real server.
  */
 
-import { getOwn, setOwn } from './own.ts';
+import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from '../../model/index.ts';
 
 type Json = unknown;
 type Obj = Record<string, unknown>;
@@ -21,14 +21,6 @@ export const MAX_JSON_PATCH_OPERATIONS = 10_000;
  */
 export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
 
-function isObj(v: unknown): v is Obj {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
-}
-
 /** A patch document that cannot be applied; `code` is the HTTP status the server answers with. */
 export class PatchError extends Error {
   override name = 'PatchError';
@@ -41,8 +33,8 @@ export class PatchError extends Error {
 
 /** RFC 7386 JSON merge patch. */
 export function applyMergePatch(target: Json, patch: Json): Json {
-  if (!isObj(patch)) return clone(patch);
-  const out: Obj = isObj(target) ? { ...target } : {};
+  if (!isPlainObject(patch)) return cloneJson(patch);
+  const out: Obj = isPlainObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     // Keys are data: `__proto__` or `constructor` never reach Object.prototype.
     if (v === null) delete out[k];
@@ -52,12 +44,12 @@ export function applyMergePatch(target: Json, patch: Json): Json {
 }
 
 /**
- * A string equal for two JSON values exactly when {@link deepEqual} holds (object keys sorted),
+ * A string equal for two JSON values exactly when {@link jsonEqual} holds (object keys sorted),
  * so list merges can use a Map instead of comparing every pair.
  */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isObj(v)) {
+  if (isPlainObject(v)) {
     const keys = Object.keys(v).sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
   }
@@ -72,18 +64,6 @@ function parsePointer(p: string): string[] {
   if (p === '') return [];
   if (!p.startsWith('/')) throw new PatchError(`invalid JSON pointer: ${JSON.stringify(p)}`, 422);
   return p.slice(1).split('/').map(unescapePointer);
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isObj(a) && isObj(b)) {
-    const ka = Object.keys(a);
-    if (ka.length !== Object.keys(b).length) return false;
-    return ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 /** The 422 every operation answers when its path (or a parent of it) is not in the document. */
@@ -107,14 +87,14 @@ function locate(doc: Json, path: string[], op: string): Parent {
       const idx = Number(seg);
       if (!/^\d+$/.test(seg) || idx >= cur.length) throw missingPath(op, path);
       cur = cur[idx];
-    } else if (isObj(cur)) {
+    } else if (isPlainObject(cur)) {
       if (!Object.hasOwn(cur, seg)) throw missingPath(op, path);
       cur = cur[seg];
     } else {
       throw missingPath(op, path);
     }
   }
-  if (!Array.isArray(cur) && !isObj(cur)) throw missingPath(op, path);
+  if (!Array.isArray(cur) && !isPlainObject(cur)) throw missingPath(op, path);
   return { container: cur, key: path[path.length - 1]! };
 }
 
@@ -170,10 +150,10 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
       413,
     );
   }
-  let doc = clone(target);
+  let doc = cloneJson(target);
   let copied = 0;
   for (const raw of ops) {
-    if (!isObj(raw))
+    if (!isPlainObject(raw))
       throw new PatchError('json: cannot unmarshal into Go value of type jsonpatch.Operation', 400);
     const op = String(raw.op ?? '');
     if (typeof raw.path !== 'string')
@@ -183,7 +163,7 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
       case 'add':
         if (!('value' in raw))
           throw new PatchError('add operation does not apply: missing value', 422);
-        doc = addAt(doc, path, clone(raw.value), op);
+        doc = addAt(doc, path, cloneJson(raw.value), op);
         break;
       case 'remove':
         removeAt(doc, path, op);
@@ -192,12 +172,12 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
         if (!('value' in raw))
           throw new PatchError('replace operation does not apply: missing value', 422);
         if (path.length === 0) {
-          doc = clone(raw.value);
+          doc = cloneJson(raw.value);
         } else {
           getAt(doc, path, op);
           const { container, key } = locate(doc, path, op);
-          if (Array.isArray(container)) container[Number(key)] = clone(raw.value);
-          else setOwn(container, key, clone(raw.value));
+          if (Array.isArray(container)) container[Number(key)] = cloneJson(raw.value);
+          else setOwn(container, key, cloneJson(raw.value));
         }
         break;
       case 'move': {
@@ -230,7 +210,7 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
         } catch {
           actual = undefined;
         }
-        if (!deepEqual(actual, raw.value ?? null))
+        if (!jsonEqual(actual, raw.value ?? null))
           throw new PatchError(`testing value /${path.join('/')} failed: test failed`, 422);
         break;
       }
@@ -273,7 +253,8 @@ function mergeList(
   path: string,
   strategy: ListStrategy,
 ): unknown[] {
-  if (strategy === 'replace') return patch.filter((e) => !(isObj(e) && e.$patch === 'replace'));
+  if (strategy === 'replace')
+    return patch.filter((e) => !(isPlainObject(e) && e.$patch === 'replace'));
   if (strategy === 'set') {
     const out = [...target];
     const seen = new Set(out.map(canonical));
@@ -287,16 +268,16 @@ function mergeList(
     return out;
   }
   const key = strategy.mergeKey;
-  if (patch.some((e) => isObj(e) && e.$patch === 'replace')) {
-    return patch.filter((e) => !(isObj(e) && e.$patch === 'replace'));
+  if (patch.some((e) => isPlainObject(e) && e.$patch === 'replace')) {
+    return patch.filter((e) => !(isPlainObject(e) && e.$patch === 'replace'));
   }
   const removed = Symbol('removed');
-  const out: unknown[] = target.map((e) => clone(e));
+  const out: unknown[] = target.map((e) => cloneJson(e));
   // Positions of the elements with each merge-key value, first one first (the one matched).
   const positions = new Map<string, number[]>();
   const index = (i: number) => {
     const e = out[i];
-    if (!isObj(e)) return;
+    if (!isPlainObject(e)) return;
     const k = canonical(getOwn(e, key));
     const at = positions.get(k);
     if (at) at.push(i);
@@ -304,7 +285,7 @@ function mergeList(
   };
   for (let i = 0; i < out.length; i++) index(i);
   for (const p of patch) {
-    if (!isObj(p)) continue;
+    if (!isPlainObject(p)) continue;
     const k = canonical(getOwn(p, key));
     const at = positions.get(k);
     const idx = at && at.length > 0 ? at[0]! : -1;
@@ -326,13 +307,13 @@ function mergeList(
 }
 
 function strategicMerge(target: unknown, patch: unknown, path: string): unknown {
-  if (!isObj(patch)) return clone(patch);
+  if (!isPlainObject(patch)) return cloneJson(patch);
   if (patch.$patch === 'replace') {
     const { $patch: _, ...rest } = patch;
-    return clone(rest);
+    return cloneJson(rest);
   }
   if (patch.$patch === 'delete') return undefined;
-  const out: Obj = isObj(target) ? { ...target } : {};
+  const out: Obj = isPlainObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (k === '$patch' || k === '$retainKeys' || k.startsWith('$setElementOrder/')) continue;
     if (k.startsWith('$deleteFromPrimitiveList/')) {
@@ -359,7 +340,7 @@ function strategicMerge(target: unknown, patch: unknown, path: string): unknown 
         k,
         mergeList(Array.isArray(cur) ? cur : [], v, childPath, strategyFor(childPath)),
       );
-    } else if (isObj(v)) {
+    } else if (isPlainObject(v)) {
       const merged = strategicMerge(getOwn(out, k), v, childPath);
       if (merged === undefined) delete out[k];
       else setOwn(out, k, merged);
@@ -376,7 +357,8 @@ function strategicMerge(target: unknown, patch: unknown, path: string): unknown 
 
 /** Strategic merge patch for the kinds served here (see the file comment for list rules). */
 export function applyStrategicMergePatch(target: Json, patch: Json): Json {
-  if (!isObj(patch)) throw new PatchError('unable to find api field in struct for the patch', 400);
+  if (!isPlainObject(patch))
+    throw new PatchError('unable to find api field in struct for the patch', 400);
   return strategicMerge(target, patch, '');
 }
 
@@ -394,7 +376,7 @@ export type PatchType = (typeof PATCH_TYPES)[number];
 export function applyPatch(type: PatchType, target: Json, patch: Json): Json {
   if (type === 'application/json-patch+json') return applyJsonPatch(target, patch);
   if (type === 'application/merge-patch+json') {
-    if (!isObj(patch))
+    if (!isPlainObject(patch))
       throw new PatchError(
         'json: cannot unmarshal into Go value of type map[string]interface {}',
         400,

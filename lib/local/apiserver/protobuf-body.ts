@@ -14,9 +14,9 @@
  */
 import { readFileSync } from 'node:fs';
 import protobuf from 'protobufjs';
+import { setOwn } from '../../model/index.ts';
 import { badRequest, StatusError } from './errors.ts';
 import { MAX_NESTING_DEPTH } from './json-limits.ts';
-import { setOwn } from './own.ts';
 import { apiVersionOf, RESOURCES } from './resources.ts';
 
 type Obj = Record<string, unknown>;

@@ -5,6 +5,7 @@
  * Nothing is stored, as on a real server.
  */
 import { fieldErr, invalid } from './errors.ts';
+import { asObj } from './object-meta.ts';
 import { apiVersionOf, type ResourceType } from './resources.ts';
 
 type Obj = Record<string, unknown>;
@@ -14,10 +15,6 @@ export const EMULATED_USER = {
   username: 'emulator-admin',
   groups: ['system:masters', 'system:authenticated'],
 };
-
-function asObj(v: unknown): Obj | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
-}
 
 /** The answer to a review `body` (already decoded as kind `r`); 422 for a malformed review. */
 export function answerReview(r: ResourceType, body: Obj): Obj {

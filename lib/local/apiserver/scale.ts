@@ -6,6 +6,7 @@
  * and nothing else; the Scale's resourceVersion, when given, is a precondition. `kubectl scale`
  * sends a merge patch here.
  */
+import { isPlainObject } from '../../model/index.ts';
 import { badRequest, fieldErr, invalid } from './errors.ts';
 import { applyPatch, type PatchType } from './patch.ts';
 import type { ResourceType } from './resources.ts';
@@ -13,8 +14,6 @@ import { labelSelectorString } from './selectors.ts';
 import { type ClusterStore, patchFailure, type WriteOptions } from './store.ts';
 
 type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The Scale of a stored Deployment. */
 export function scaleOf(deployment: Obj): Obj {
@@ -26,7 +25,7 @@ export function scaleOf(deployment: Obj): Obj {
     if (meta[f] !== undefined) scaleMeta[f] = meta[f];
   }
   const scaleStatus: Obj = { replicas: typeof status.replicas === 'number' ? status.replicas : 0 };
-  const selector = isObj(spec.selector) ? labelSelectorString(spec.selector) : '';
+  const selector = isPlainObject(spec.selector) ? labelSelectorString(spec.selector) : '';
   if (selector) scaleStatus.selector = selector;
   return {
     kind: 'Scale',
@@ -63,7 +62,7 @@ export function writeScale(
       throw patchFailure(err);
     }
   }
-  if (!isObj(scale)) {
+  if (!isPlainObject(scale)) {
     throw badRequest('the object provided is unrecognized (must be of type Scale)');
   }
   if (
@@ -74,14 +73,14 @@ export function writeScale(
       `the object provided is unrecognized (must be of type Scale): kind ${String(scale.kind)} in version ${String(scale.apiVersion)}`,
     );
   }
-  const meta = isObj(scale.metadata) ? scale.metadata : {};
+  const meta = isPlainObject(scale.metadata) ? scale.metadata : {};
   const bodyName = String(meta.name ?? '');
   if (bodyName !== name) {
     throw badRequest(
       `the name of the object (${bodyName}) does not match the name on the URL (${name})`,
     );
   }
-  const replicas = isObj(scale.spec) ? scale.spec.replicas : undefined;
+  const replicas = isPlainObject(scale.spec) ? scale.spec.replicas : undefined;
   const gk = { group: 'autoscaling', kind: 'Scale' };
   if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas))) {
     throw badRequest(

@@ -6,7 +6,7 @@
  * outcome here as against a real cluster.
  */
 
-import { setOwn } from './own.ts';
+import { setOwn } from '../../model/index.ts';
 
 /** A field's wire type. */
 export type FieldSchema =

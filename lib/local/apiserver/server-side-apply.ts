@@ -14,9 +14,9 @@
  * The field sets use the `FieldsV1` encoding (`f:name`, `k:{"port":80,"protocol":"TCP"}`,
  * `v:"value"`, `.` for an element or map a manager owns itself).
  */
+import { cloneJson, isPlainObject, setOwn } from '../../model/index.ts';
 import { conflict, failure, StatusError } from './errors.ts';
 import { swaggerDefinitions } from './openapi.ts';
-import { setOwn } from './own.ts';
 import { apiVersionOf, type ResourceType } from './resources.ts';
 
 type Obj = Record<string, unknown>;
@@ -46,10 +46,6 @@ const IGNORED_META = new Set([
   'selfLink',
   'generateName',
 ]);
-
-function isObj(v: unknown): v is Obj {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 function resolve(s: Schema | undefined): Schema | undefined {
   if (!s) return undefined;
@@ -101,13 +97,16 @@ function child(s: Schema | undefined, key: string): Schema | undefined {
   if (!s) return undefined;
   const props = s.properties as Record<string, Schema> | undefined;
   if (props && Object.hasOwn(props, key)) return resolve(props[key]);
-  if (isObj(s.additionalProperties)) return resolve(s.additionalProperties as Schema);
+  if (isPlainObject(s.additionalProperties)) return resolve(s.additionalProperties as Schema);
   return undefined;
 }
 
 function isMap(s: Schema | undefined): boolean {
   return (
-    !!s && !s.properties && isObj(s.additionalProperties) && s['x-kubernetes-map-type'] !== 'atomic'
+    !!s &&
+    !s.properties &&
+    isPlainObject(s.additionalProperties) &&
+    s['x-kubernetes-map-type'] !== 'atomic'
   );
 }
 
@@ -123,7 +122,7 @@ function itemKey(item: Obj, keys: string[]): string {
 
 /** Paths (arrays of FieldsV1 elements joined by \u0000) of every field `v` sets under `s`. */
 function collect(v: unknown, s: Schema | undefined, prefix: string[], out: Set<string>): void {
-  if (isObj(v) && (isStruct(s) || isMap(s))) {
+  if (isPlainObject(v) && (isStruct(s) || isMap(s))) {
     if (isMap(s) && prefix.length > 0) out.add([...prefix, '.'].join('\u0000'));
     for (const [k, e] of Object.entries(v)) {
       if (e === undefined) continue;
@@ -136,7 +135,7 @@ function collect(v: unknown, s: Schema | undefined, prefix: string[], out: Set<s
     const lk = listKind(s);
     if (lk.type === 'map') {
       for (const item of v) {
-        if (!isObj(item)) continue;
+        if (!isPlainObject(item)) continue;
         const p = [...prefix, itemKey(item, lk.keys)];
         out.add([...p, '.'].join('\u0000'));
         for (const [k, e] of Object.entries(item))
@@ -158,7 +157,7 @@ export function fieldSet(r: ResourceType, obj: Obj): Set<string> {
   const out = new Set<string>();
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'apiVersion' || k === 'kind' || k === 'status') continue;
-    if (k === 'metadata' && isObj(v)) {
+    if (k === 'metadata' && isPlainObject(v)) {
       const metaSchema = child(s, 'metadata');
       for (const [mk, mv] of Object.entries(v)) {
         if (IGNORED_META.has(mk) || mv === undefined) continue;
@@ -189,7 +188,7 @@ function findByKey(list: unknown[], key: Obj): unknown {
   if (!index) {
     index = new Map();
     for (const item of list) {
-      if (!isObj(item)) continue;
+      if (!isPlainObject(item)) continue;
       const k = JSON.stringify(names.map((n) => item[n]));
       if (!index.has(k)) index.set(k, item);
     }
@@ -217,7 +216,7 @@ function valueAt(obj: unknown, path: string[]): unknown {
   for (const el of path) {
     if (el === '.') return cur;
     if (el.startsWith('f:')) {
-      if (!isObj(cur) || !Object.hasOwn(cur, el.slice(2))) return missing;
+      if (!isPlainObject(cur) || !Object.hasOwn(cur, el.slice(2))) return missing;
       cur = cur[el.slice(2)];
     } else if (el.startsWith('k:')) {
       const key = JSON.parse(el.slice(2)) as Obj;
@@ -238,7 +237,7 @@ function removeAt(obj: Obj, path: string[]): void {
   const last = path[path.length - 1]!;
   if (last === '.') return;
   const parent = valueAt(obj, parentPath);
-  if (last.startsWith('f:') && isObj(parent)) delete parent[last.slice(2)];
+  if (last.startsWith('f:') && isPlainObject(parent)) delete parent[last.slice(2)];
   else if ((last.startsWith('k:') || last.startsWith('v:')) && Array.isArray(parent)) {
     const target = valueAt(obj, path);
     const i = parent.indexOf(target);
@@ -253,7 +252,7 @@ function removeAt(obj: Obj, path: string[]): void {
 
 /** `applied` merged into `live` (a copy of it) by the schema's list and map rules. */
 function merge(live: unknown, applied: unknown, s: Schema | undefined): unknown {
-  if (isObj(applied) && isObj(live) && (isStruct(s) || isMap(s))) {
+  if (isPlainObject(applied) && isPlainObject(live) && (isStruct(s) || isMap(s))) {
     const out: Obj = { ...live };
     for (const [k, v] of Object.entries(applied)) setOwn(out, k, merge(live[k], v, child(s, k)));
     return out;
@@ -266,10 +265,10 @@ function merge(live: unknown, applied: unknown, s: Schema | undefined): unknown 
       // Indexed by key: thousands of elements merge in linear time.
       const at = new Map<string, number>();
       out.forEach((l, i) => {
-        if (isObj(l)) at.set(itemKey(l, lk.keys), i);
+        if (isPlainObject(l)) at.set(itemKey(l, lk.keys), i);
       });
       for (const a of applied) {
-        if (!isObj(a)) continue;
+        if (!isPlainObject(a)) continue;
         const key = itemKey(a, lk.keys);
         const i = at.get(key);
         if (i !== undefined) out[i] = merge(out[i], a, items);
@@ -290,7 +289,7 @@ function toFieldsV1(paths: Iterable<string>): Obj {
   for (const p of paths) {
     let node = root;
     for (const el of p.split('\u0000')) {
-      if (!isObj(node[el])) setOwn(node, el, {});
+      if (!isPlainObject(node[el])) setOwn(node, el, {});
       node = node[el] as Obj;
     }
   }
@@ -298,7 +297,7 @@ function toFieldsV1(paths: Iterable<string>): Obj {
 }
 
 function fromFieldsV1(f: unknown, prefix: string[] = [], out = new Set<string>()): Set<string> {
-  if (!isObj(f)) return out;
+  if (!isPlainObject(f)) return out;
   const keys = Object.keys(f);
   if (keys.length === 0 && prefix.length > 0) out.add(prefix.join('\u0000'));
   for (const k of keys) {
@@ -372,7 +371,7 @@ export function applyConfiguration(
   force: boolean,
 ): Obj {
   const appliedSet = fieldSet(r, applied);
-  const liveMeta = isObj(live?.metadata) ? (live!.metadata as Obj) : {};
+  const liveMeta = isPlainObject(live?.metadata) ? (live!.metadata as Obj) : {};
   let managed = entries(liveMeta);
   const previous = managed.find((e) => e.manager === manager && e.operation === 'Apply');
   const conflicts: { manager: string; apiVersion: string; path: string }[] = [];
@@ -399,7 +398,7 @@ export function applyConfiguration(
         : `Apply failed with ${conflicts.length} conflicts: ${causes.map((c) => `${c.message}: ${c.field}`).join('\n')}`;
     const err = conflict(
       { group: r.group, resource: r.name },
-      String(isObj(applied.metadata) ? applied.metadata.name : ''),
+      String(isPlainObject(applied.metadata) ? applied.metadata.name : ''),
       '',
     );
     throw new StatusError(failure(409, 'Conflict', text, { ...err.status.details, causes }));
@@ -410,7 +409,7 @@ export function applyConfiguration(
       new Set(conflicts.map((c) => c.path)),
     ).concat(previous ? [previous] : []);
   const s = kindSchema(r);
-  let result = structuredClone(live ?? {}) as Obj;
+  let result = cloneJson(live ?? {}) as Obj;
   // Fields this manager applied before and no longer names go, unless someone else owns them.
   if (previous) {
     const others = new Set<string>();
@@ -427,13 +426,13 @@ export function applyConfiguration(
     for (const p of dropped.filter((x) => x.endsWith('\u0000.')).sort(deepestFirst)) {
       const node = p.split('\u0000').slice(0, -1);
       const v = valueAt(result, node);
-      if (isObj(v) && Object.keys(v).length === 0) removeAt(result, node);
+      if (isPlainObject(v) && Object.keys(v).length === 0) removeAt(result, node);
     }
   }
   const { metadata: appliedMeta, ...appliedRest } = applied;
-  const { managedFields: _m, ...cleanMeta } = isObj(appliedMeta) ? appliedMeta : {};
+  const { managedFields: _m, ...cleanMeta } = isPlainObject(appliedMeta) ? appliedMeta : {};
   result = merge(result, { ...appliedRest, metadata: cleanMeta }, s) as Obj;
-  const meta = isObj(result.metadata) ? result.metadata : {};
+  const meta = isPlainObject(result.metadata) ? result.metadata : {};
   setManagedFields(meta, withEntry(managed, manager, 'Apply', apiVersionOf(r), appliedSet));
   result.metadata = meta;
   return result;
@@ -450,7 +449,7 @@ export function recordUpdate(
   manager: string,
   subresource: string | undefined,
 ): ManagedFieldsEntry[] {
-  const beforeMeta = isObj(before?.metadata) ? (before!.metadata as Obj) : {};
+  const beforeMeta = isPlainObject(before?.metadata) ? (before!.metadata as Obj) : {};
   const managed = entries(beforeMeta);
   const afterSet = fieldSet(r, after);
   const changed = new Set<string>();

@@ -6,6 +6,7 @@
  * same methods, so both see identical results and resourceVersions.
  */
 import type { KubeObject } from '../../kube/object.ts';
+import { cloneJson, isPlainObject } from '../../model/index.ts';
 import { decodeBody } from './decode-body.ts';
 import {
   alreadyExists,
@@ -22,18 +23,7 @@ import {
   timeout,
 } from './errors.ts';
 import { EventHistory } from './event-history.ts';
-import {
-  clone,
-  gk,
-  gr,
-  isObj,
-  metaOf,
-  nameOf,
-  nsOf,
-  orderMeta,
-  rfc3339,
-  sameContent,
-} from './object-meta.ts';
+import { gk, gr, metaOf, nameOf, nsOf, orderMeta, rfc3339, sameContent } from './object-meta.ts';
 import { applyPatch, PatchError, type PatchType } from './patch.ts';
 import { nameSuffix, randomUid } from './random.ts';
 import { decodeContinue, encodeContinue, parseRv } from './resource-version.ts';
@@ -150,7 +140,7 @@ export class ClusterStore {
     const r = this.#type(resource);
     const o = this.#table(r).get(this.#key(r, namespace, name));
     if (!o) throw notFound(gr(r), name);
-    return clone(this.withTypeMeta(r, o)) as KubeObject;
+    return cloneJson(this.withTypeMeta(r, o)) as KubeObject;
   }
 
   /** `{kind, apiVersion, ...object}` without copying the object. */
@@ -162,7 +152,7 @@ export class ClusterStore {
   list(resource: string, namespace?: string): KubeObject[] {
     const r = this.#type(resource);
     return this.listAt(r, namespace, {}).items.map(
-      (o) => clone(this.withTypeMeta(r, o)) as KubeObject,
+      (o) => cloneJson(this.withTypeMeta(r, o)) as KubeObject,
     );
   }
 
@@ -352,7 +342,9 @@ export class ClusterStore {
     opts: WriteOptions = {},
   ): KubeObject {
     const r = this.#type(resource);
-    return clone(this.withTypeMeta(r, this.createObject(r, namespace, body, opts))) as KubeObject;
+    return cloneJson(
+      this.withTypeMeta(r, this.createObject(r, namespace, body, opts)),
+    ) as KubeObject;
   }
 
   /** {@link create} on a resolved type, returning the stored object by reference. */
@@ -413,8 +405,9 @@ export class ClusterStore {
     opts: WriteOptions = {},
   ): KubeObject {
     const r = this.#type(resource);
-    const name = isObj(body) && isObj(body.metadata) ? String(body.metadata.name ?? '') : '';
-    return clone(
+    const name =
+      isPlainObject(body) && isPlainObject(body.metadata) ? String(body.metadata.name ?? '') : '';
+    return cloneJson(
       this.withTypeMeta(r, this.updateObject(r, namespace, name, body, opts).object),
     ) as KubeObject;
   }
@@ -465,7 +458,7 @@ export class ClusterStore {
     let obj: Obj;
     if (opts.subresource === 'status') {
       // The status subresource changes status only; everything else is kept.
-      obj = clone(existing);
+      obj = cloneJson(existing);
       for (const f of r.statusFields) {
         if (incoming[f] === undefined) delete obj[f];
         else obj[f] = incoming[f];
@@ -474,7 +467,7 @@ export class ClusterStore {
       obj = incoming;
       for (const f of r.statusFields) {
         if (existing[f] === undefined) delete obj[f];
-        else obj[f] = clone(existing[f]);
+        else obj[f] = cloneJson(existing[f]);
       }
     }
     const newMeta = opts.subresource === 'status' ? metaOf(obj) : meta;
@@ -499,8 +492,8 @@ export class ClusterStore {
       const oldSpec = (existing.spec as Obj | undefined) ?? {};
       // Since Kubernetes 1.20 an update without clusterIP keeps the allocated one.
       if (!spec.clusterIP && oldSpec.clusterIP) spec.clusterIP = oldSpec.clusterIP;
-      if (!spec.clusterIPs && oldSpec.clusterIPs) spec.clusterIPs = clone(oldSpec.clusterIPs);
-      if (!spec.ipFamilies && oldSpec.ipFamilies) spec.ipFamilies = clone(oldSpec.ipFamilies);
+      if (!spec.clusterIPs && oldSpec.clusterIPs) spec.clusterIPs = cloneJson(oldSpec.clusterIPs);
+      if (!spec.ipFamilies && oldSpec.ipFamilies) spec.ipFamilies = cloneJson(oldSpec.ipFamilies);
       if (!spec.ipFamilyPolicy && oldSpec.ipFamilyPolicy)
         spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
     }
@@ -558,7 +551,7 @@ export class ClusterStore {
     opts: WriteOptions = {},
   ): KubeObject {
     const r = this.#type(resource);
-    return clone(
+    return cloneJson(
       this.withTypeMeta(r, this.patchObject(r, namespace, name, type, patch, opts)),
     ) as KubeObject;
   }
@@ -577,7 +570,7 @@ export class ClusterStore {
     if (!existing) throw notFound(gr(r), name);
     let patched: unknown;
     try {
-      patched = applyPatch(type, clone(this.withTypeMeta(r, existing)), patch);
+      patched = applyPatch(type, cloneJson(this.withTypeMeta(r, existing)), patch);
     } catch (err) {
       throw patchFailure(err);
     }
@@ -604,7 +597,7 @@ export class ClusterStore {
     force: boolean,
     opts: WriteOptions,
   ): { object: Obj; created: boolean } {
-    if (isObj(body) && (!body.apiVersion || !body.kind)) {
+    if (isPlainObject(body) && (!body.apiVersion || !body.kind)) {
       throw badRequest(
         `${!body.apiVersion ? 'apiVersion' : 'kind'} must be set in the applied configuration`,
       );
@@ -640,7 +633,9 @@ export class ClusterStore {
     opts: DeleteOptions = {},
   ): KubeObject {
     const r = this.#type(resource);
-    return clone(this.withTypeMeta(r, this.deleteObject(r, namespace, name, opts))) as KubeObject;
+    return cloneJson(
+      this.withTypeMeta(r, this.deleteObject(r, namespace, name, opts)),
+    ) as KubeObject;
   }
 
   /** {@link delete} on a resolved type, returning the object by reference. */
@@ -671,7 +666,7 @@ export class ClusterStore {
     }
     const now = rfc3339(this.#now());
     if (r.kind === 'Namespace') {
-      const terminating = clone(existing);
+      const terminating = cloneJson(existing);
       (terminating.metadata as Meta).deletionTimestamp = now;
       (terminating.metadata as Meta) = orderMeta(terminating.metadata as Meta);
       terminating.status = { ...((terminating.status as Obj) ?? {}), phase: 'Terminating' };
@@ -681,13 +676,13 @@ export class ClusterStore {
         if (!other.namespaced) continue;
         for (const [k, o] of this.#sortedItems(other, name, this.#table(other))) {
           this.#rv++;
-          const last = clone(o);
+          const last = cloneJson(o);
           (last.metadata as Meta).resourceVersion = String(this.#rv);
           this.#remove(other, k, last, o);
         }
       }
       this.#rv++;
-      const last = clone(terminating);
+      const last = cloneJson(terminating);
       (last.metadata as Meta).resourceVersion = String(this.#rv);
       this.#remove(r, key, last, existing);
       return terminating;
@@ -695,7 +690,7 @@ export class ClusterStore {
     const finalizers = meta.finalizers;
     if (Array.isArray(finalizers) && finalizers.length > 0) {
       if (meta.deletionTimestamp) return existing;
-      const marked = clone(existing);
+      const marked = cloneJson(existing);
       const m = marked.metadata as Meta;
       m.deletionTimestamp = now;
       m.deletionGracePeriodSeconds = 0;
@@ -708,7 +703,7 @@ export class ClusterStore {
     }
     if (opts.dryRun) return existing;
     this.#rv++;
-    const last = clone(existing);
+    const last = cloneJson(existing);
     (last.metadata as Meta).resourceVersion = String(this.#rv);
     this.#remove(r, key, last, existing);
     return existing;

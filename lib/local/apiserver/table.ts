@@ -7,6 +7,7 @@
  */
 import { isIP } from 'node:net';
 import { badRequest } from './errors.ts';
+import { asObj } from './object-meta.ts';
 import type { ResourceType } from './resources.ts';
 
 type Obj = Record<string, unknown>;
@@ -73,12 +74,13 @@ const AGE = col(
   'CreationTimestamp is a timestamp representing the server time when this object was created.',
 );
 
-function asObj(v: unknown): Obj {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {};
+/** `v` when it is a JSON object, else an empty one: a table cell of a missing field is empty. */
+function objOrEmpty(v: unknown): Obj {
+  return asObj(v) ?? {};
 }
 
 function asList(v: unknown): Obj[] {
-  return Array.isArray(v) ? v.map(asObj) : [];
+  return Array.isArray(v) ? v.map(objOrEmpty) : [];
 }
 
 function str(v: unknown): string {
@@ -114,7 +116,7 @@ function age(ts: unknown, now: Date): string {
 }
 
 function labelsText(m: unknown): string {
-  const entries = Object.entries(asObj(m)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = Object.entries(objOrEmpty(m)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return entries.length === 0 ? '<none>' : entries.map(([k, v]) => `${k}=${str(v)}`).join(',');
 }
 
@@ -155,7 +157,9 @@ function serviceExternalIP(spec: Obj, status: Obj): string {
   const external = (spec.externalIPs as string[] | undefined) ?? [];
   if (type === 'ExternalName') return str(spec.externalName);
   if (type === 'LoadBalancer') {
-    const ingress = asList(asObj(status.loadBalancer).ingress).map((i) => str(i.ip || i.hostname));
+    const ingress = asList(objOrEmpty(status.loadBalancer).ingress).map((i) =>
+      str(i.ip || i.hostname),
+    );
     const all = [...ingress, ...external];
     return all.length > 0 ? all.join(',') : '<pending>';
   }
@@ -202,8 +206,8 @@ const bindingColumns = [
   col('ServiceAccounts', 'ServiceAccounts in the roleBinding', 1),
 ];
 const bindingCells = (o: Obj, now: Date) => {
-  const meta = asObj(o.metadata);
-  const ref = asObj(o.roleRef);
+  const meta = objOrEmpty(o.metadata);
+  const ref = objOrEmpty(o.roleRef);
   return [
     meta.name,
     `${str(ref.kind)}/${str(ref.name)}`,
@@ -219,17 +223,17 @@ const PRINTERS: Record<string, Printer> = {
   Namespace: {
     columns: [NAME, col('Status', 'The status of the namespace'), AGE],
     cells: (o, now) => [
-      asObj(o.metadata).name,
-      str(asObj(o.status).phase),
-      age(asObj(o.metadata).creationTimestamp, now),
+      objOrEmpty(o.metadata).name,
+      str(objOrEmpty(o.status).phase),
+      age(objOrEmpty(o.metadata).creationTimestamp, now),
     ],
   },
   Endpoints: {
     columns: [NAME, col('Endpoints', 'Endpoints is the list of endpoints.'), AGE],
     cells: (o, now) => [
-      asObj(o.metadata).name,
+      objOrEmpty(o.metadata).name,
       endpointsText(o),
-      age(asObj(o.metadata).creationTimestamp, now),
+      age(objOrEmpty(o.metadata).creationTimestamp, now),
     ],
   },
   EndpointSlice: {
@@ -241,11 +245,11 @@ const PRINTERS: Record<string, Printer> = {
       AGE,
     ],
     cells: (o, now) => [
-      asObj(o.metadata).name,
+      objOrEmpty(o.metadata).name,
       str(o.addressType),
       slicePorts(o),
       sliceEndpoints(o),
-      age(asObj(o.metadata).creationTimestamp, now),
+      age(objOrEmpty(o.metadata).creationTimestamp, now),
     ],
   },
   Service: {
@@ -259,14 +263,14 @@ const PRINTERS: Record<string, Printer> = {
       col('Selector', 'The selector of the service.', 1),
     ],
     cells: (o, now) => {
-      const spec = asObj(o.spec);
+      const spec = objOrEmpty(o.spec);
       return [
-        asObj(o.metadata).name,
+        objOrEmpty(o.metadata).name,
         str(spec.type),
         str(spec.clusterIP) || '<none>',
-        serviceExternalIP(spec, asObj(o.status)),
+        serviceExternalIP(spec, objOrEmpty(o.status)),
         servicePorts(spec),
-        age(asObj(o.metadata).creationTimestamp, now),
+        age(objOrEmpty(o.metadata).creationTimestamp, now),
         labelsText(spec.selector),
       ];
     },
@@ -274,9 +278,9 @@ const PRINTERS: Record<string, Printer> = {
   ConfigMap: {
     columns: [NAME, col('Data', 'The number of entries in the data.', 0, 'integer'), AGE],
     cells: (o, now) => [
-      asObj(o.metadata).name,
-      Object.keys(asObj(o.data)).length + Object.keys(asObj(o.binaryData)).length,
-      age(asObj(o.metadata).creationTimestamp, now),
+      objOrEmpty(o.metadata).name,
+      Object.keys(objOrEmpty(o.data)).length + Object.keys(objOrEmpty(o.binaryData)).length,
+      age(objOrEmpty(o.metadata).creationTimestamp, now),
     ],
   },
   Secret: {
@@ -287,10 +291,10 @@ const PRINTERS: Record<string, Printer> = {
       AGE,
     ],
     cells: (o, now) => [
-      asObj(o.metadata).name,
+      objOrEmpty(o.metadata).name,
       str(o.type),
-      Object.keys(asObj(o.data)).length,
-      age(asObj(o.metadata).creationTimestamp, now),
+      Object.keys(objOrEmpty(o.data)).length,
+      age(objOrEmpty(o.metadata).creationTimestamp, now),
     ],
   },
   Pod: {
@@ -309,15 +313,15 @@ const PRINTERS: Record<string, Printer> = {
       col('Readiness Gates', 'The readiness gates of the pod.', 1),
     ],
     cells: (o, now) => {
-      const spec = asObj(o.spec);
-      const status = asObj(o.status);
+      const spec = objOrEmpty(o.spec);
+      const status = objOrEmpty(o.status);
       const ready = asList(status.containerStatuses).filter((c) => c.ready === true).length;
       return [
-        asObj(o.metadata).name,
+        objOrEmpty(o.metadata).name,
         `${ready}/${asList(spec.containers).length}`,
         str(status.reason) || str(status.phase),
         '0',
-        age(asObj(o.metadata).creationTimestamp, now),
+        age(objOrEmpty(o.metadata).creationTimestamp, now),
         str(status.podIP) || '<none>',
         str(spec.nodeName) || '<none>',
         str(status.nominatedNodeName) || '<none>',
@@ -339,9 +343,9 @@ const PRINTERS: Record<string, Printer> = {
       col('Name', 'The name of this event.', 1),
     ],
     cells: (o, now) => {
-      const inv = asObj(o.involvedObject);
-      const src = asObj(o.source);
-      const last = o.lastTimestamp ?? o.eventTime ?? asObj(o.metadata).creationTimestamp;
+      const inv = objOrEmpty(o.involvedObject);
+      const src = objOrEmpty(o.source);
+      const last = o.lastTimestamp ?? o.eventTime ?? objOrEmpty(o.metadata).creationTimestamp;
       return [
         age(last, now),
         str(o.type),
@@ -350,18 +354,18 @@ const PRINTERS: Record<string, Printer> = {
         str(inv.fieldPath),
         str(src.component) || str(o.reportingComponent),
         str(o.message),
-        age(o.firstTimestamp ?? o.eventTime ?? asObj(o.metadata).creationTimestamp, now),
+        age(o.firstTimestamp ?? o.eventTime ?? objOrEmpty(o.metadata).creationTimestamp, now),
         typeof o.count === 'number' ? o.count : 1,
-        asObj(o.metadata).name,
+        objOrEmpty(o.metadata).name,
       ];
     },
   },
   Lease: {
     columns: [NAME, col('Holder', 'The holder of the lease.'), AGE],
     cells: (o, now) => [
-      asObj(o.metadata).name,
-      str(asObj(o.spec).holderIdentity),
-      age(asObj(o.metadata).creationTimestamp, now),
+      objOrEmpty(o.metadata).name,
+      str(objOrEmpty(o.spec).holderIdentity),
+      age(objOrEmpty(o.metadata).creationTimestamp, now),
     ],
   },
   ServiceAccount: {
@@ -376,9 +380,9 @@ const PRINTERS: Record<string, Printer> = {
       AGE,
     ],
     cells: (o, now) => [
-      asObj(o.metadata).name,
+      objOrEmpty(o.metadata).name,
       asList(o.secrets).length,
-      age(asObj(o.metadata).creationTimestamp, now),
+      age(objOrEmpty(o.metadata).creationTimestamp, now),
     ],
   },
   Deployment: {
@@ -407,20 +411,20 @@ const PRINTERS: Record<string, Printer> = {
       ),
     ],
     cells: (o, now) => {
-      const spec = asObj(o.spec);
-      const status = asObj(o.status);
-      const containers = asList(asObj(asObj(spec.template).spec).containers);
-      const selector = asObj(spec.selector);
+      const spec = objOrEmpty(o.spec);
+      const status = objOrEmpty(o.status);
+      const containers = asList(objOrEmpty(objOrEmpty(spec.template).spec).containers);
+      const selector = objOrEmpty(spec.selector);
       const num = (v: unknown) => (typeof v === 'number' ? v : 0);
       return [
-        asObj(o.metadata).name,
+        objOrEmpty(o.metadata).name,
         `${num(status.readyReplicas)}/${num(spec.replicas)}`,
         num(status.updatedReplicas),
         num(status.availableReplicas),
-        age(asObj(o.metadata).creationTimestamp, now),
+        age(objOrEmpty(o.metadata).creationTimestamp, now),
         containers.map((c) => str(c.name)).join(','),
         containers.map((c) => str(c.image)).join(','),
-        Object.keys(asObj(selector.matchLabels)).length > 0
+        Object.keys(objOrEmpty(selector.matchLabels)).length > 0
           ? labelsText(selector.matchLabels)
           : '<none>',
       ];
@@ -428,11 +432,11 @@ const PRINTERS: Record<string, Printer> = {
   },
   Role: {
     columns: [NAME, createdAt],
-    cells: (o) => [asObj(o.metadata).name, str(asObj(o.metadata).creationTimestamp)],
+    cells: (o) => [objOrEmpty(o.metadata).name, str(objOrEmpty(o.metadata).creationTimestamp)],
   },
   ClusterRole: {
     columns: [NAME, createdAt],
-    cells: (o) => [asObj(o.metadata).name, str(asObj(o.metadata).creationTimestamp)],
+    cells: (o) => [objOrEmpty(o.metadata).name, str(objOrEmpty(o.metadata).creationTimestamp)],
   },
   RoleBinding: { columns: bindingColumns, cells: bindingCells },
   ClusterRoleBinding: { columns: bindingColumns, cells: bindingCells },
@@ -440,7 +444,7 @@ const PRINTERS: Record<string, Printer> = {
 
 const DEFAULT_PRINTER: Printer = {
   columns: [NAME, createdAt],
-  cells: (o) => [asObj(o.metadata).name, str(asObj(o.metadata).creationTimestamp)],
+  cells: (o) => [objOrEmpty(o.metadata).name, str(objOrEmpty(o.metadata).creationTimestamp)],
 };
 
 /** Options of {@link toTable}. */

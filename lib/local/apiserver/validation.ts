@@ -4,6 +4,8 @@
  * field path and message. Only the rules that matter to this project's kinds are reproduced;
  * the rest of a real server's validation is listed in docs/emulator.md.
  */
+
+import { setOwn } from '../../model/index.ts';
 import { defaultDeployment, validateDeployment } from './deployment-validation.ts';
 import {
   defaultEndpointSlice,
@@ -22,16 +24,12 @@ import {
   isValidLabelValue,
   isValidPortNum,
 } from './names.ts';
-import { setOwn } from './own.ts';
+import { asObj } from './object-meta.ts';
 import { validateBinding, validateBindingUpdate, validateRules } from './rbac-validation.ts';
 import { pathSegmentNameProblems } from './request-target.ts';
 import type { ResourceType } from './resources.ts';
 
 type Obj = Record<string, unknown>;
-
-function asObj(v: unknown): Obj | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
-}
 
 function asList(v: unknown): Obj[] {
   return Array.isArray(v) ? (v.map((e) => asObj(e) ?? {}) as Obj[]) : [];
