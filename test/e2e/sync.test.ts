@@ -398,7 +398,7 @@ describe('orphans', () => {
 });
 
 describe('reference patches', () => {
-  it('copies the Secret an annotation names to the host under its short name', async () => {
+  it("copies the Secret an annotation names to the host under vcluster's long name", async () => {
     const data = { 'tls.crt': Buffer.from('certificate one').toString('base64') };
     await createVirtual(
       stack,
@@ -412,14 +412,14 @@ describe('reference patches', () => {
       service('p1'),
       endpoints('p1', ['10.5.0.1'], { annotations: { 'example.com/tls-secret': 'p1-tls' } }),
     );
-    const short = shortName('p1-tls', NS, stack.identity.name);
-    expect(short).toMatch(/^v[0-9a-z]{13}$/);
+    const copyName = hostNameOf(stack, 'p1-tls');
+    expect(copyName).toBe(`p1-tls-x-${NS}-x-${stack.identity.name}`);
     await hostCopy(stack, 'p1', (h) => {
-      expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(short);
+      expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(copyName);
     });
     const secret = await until('host Secret copy', async () => {
-      const s = await getOrUndefined(stack.host.client, RESOURCES.secrets, short, HNS);
-      if (!s) throw new Error(`host Secret ${HNS}/${short} does not exist`);
+      const s = await getOrUndefined(stack.host.client, RESOURCES.secrets, copyName, HNS);
+      if (!s) throw new Error(`host Secret ${HNS}/${copyName} does not exist`);
       return s;
     });
     expect(secret['data']).toEqual(data);
@@ -438,11 +438,79 @@ describe('reference patches', () => {
     const data2 = { 'tls.crt': Buffer.from('certificate two').toString('base64') };
     await stack.virtual.client.update(RESOURCES.secrets, { ...virtualSecret, data: data2 });
     await until('host Secret copy updated', async () => {
-      const s = await getOrUndefined(stack.host.client, RESOURCES.secrets, short, HNS);
+      const s = await getOrUndefined(stack.host.client, RESOURCES.secrets, copyName, HNS);
       expect(s?.['data']).toEqual(data2);
     });
     // The virtual annotation keeps the virtual name.
     const v = await virtualEndpoints('p1');
     expect(v.metadata.annotations?.['example.com/tls-secret']).toBe('p1-tls');
+  });
+
+  it('moves the copy an earlier version left under the short name, and only that one', async () => {
+    const short = shortName('p2-tls', NS, stack.identity.name);
+    const copyName = hostNameOf(stack, 'p2-tls');
+    const data = { 'tls.crt': Buffer.from('certificate').toString('base64') };
+    // What an earlier version made: the same copy with the same markers, under the short name.
+    const markedAs = (name: string) => ({
+      labels: { [`${D}/managed-by`]: stack.identity.name, [`${D}/namespace`]: NS },
+      annotations: { [`${D}/object-name`]: name, [`${D}/object-namespace`]: NS },
+    });
+    await stack.host.client.create(RESOURCES.secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: short, namespace: HNS, ...markedAs('p2-tls') },
+      type: 'Opaque',
+      data,
+    });
+    // At the short name of another referenced virtual Secret: a host object with no markers.
+    const otherShort = shortName('p3-tls', NS, stack.identity.name);
+    await stack.host.client.create(RESOURCES.secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: otherShort, namespace: HNS },
+      type: 'Opaque',
+      data,
+    });
+    await createVirtual(
+      stack,
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'p2-tls', namespace: NS },
+        type: 'Opaque',
+        data,
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'p3-tls', namespace: NS },
+        type: 'Opaque',
+        data,
+      },
+      service('p2'),
+      endpoints('p2', ['10.5.0.2'], { annotations: { 'example.com/tls-secret': 'p2-tls' } }),
+      service('p3'),
+      endpoints('p3', ['10.5.0.3'], { annotations: { 'example.com/tls-secret': 'p3-tls' } }),
+    );
+    await hostCopy(stack, 'p2', (h) => {
+      expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(copyName);
+    });
+    await hostCopy(stack, 'p3', (h) => {
+      expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(hostNameOf(stack, 'p3-tls'));
+    });
+    await until('the short-named copy is removed', async () => {
+      const old = await getOrUndefined(stack.host.client, RESOURCES.secrets, short, HNS);
+      if (old) throw new Error(`host Secret ${HNS}/${short} still exists`);
+    });
+    const moved = await getOrUndefined(stack.host.client, RESOURCES.secrets, copyName, HNS);
+    expect(moved?.['data']).toEqual(data);
+    expect(moved?.metadata.annotations?.[`${D}/object-name`]).toBe('p2-tls');
+    expect(
+      await getOrUndefined(stack.host.client, RESOURCES.secrets, hostNameOf(stack, 'p3-tls'), HNS),
+    ).toBeDefined();
+    await settled(stack);
+    const foreign = await getOrUndefined(stack.host.client, RESOURCES.secrets, otherShort, HNS);
+    expect(foreign?.metadata.labels?.[`${D}/managed-by`]).toBeUndefined();
+    expect(foreign?.['data']).toEqual(data);
   });
 });

@@ -3,6 +3,8 @@
  * real InvokeCommand, configuration from an in-process S3, and an emulated host cluster.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { RESOURCES } from '../../lib/kube/index.ts';
+import { shortName } from '../../lib/naming/index.ts';
 import {
   endpoints,
   event,
@@ -12,6 +14,7 @@ import {
   item,
   type Stack,
   startStack,
+  VC,
 } from './harness.ts';
 
 let stack: Stack | undefined;
@@ -118,6 +121,48 @@ describe('sync function', () => {
     const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
     expect(copy.metadata.annotations?.['example.com/secret']).toBe(copyName);
     // The second time the Secret copy is read from the host and found in sync.
+    const again = await stack.invoke(event([it1]));
+    expect(again.results[0]).toMatchObject({ status: 'unchanged' });
+  });
+
+  it('reads the short name an earlier version gave a Secret copy and moves that copy', async () => {
+    stack = await startStack();
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
+      type: 'Opaque',
+      data: { password: 'cHc=' },
+    };
+    const short = shortName('creds', 'default', VC);
+    const marked = {
+      labels: { 'virtualcluster.loft.sh/managed-by': VC },
+      annotations: {
+        'virtualcluster.loft.sh/object-name': 'creds',
+        'virtualcluster.loft.sh/object-namespace': 'default',
+      },
+    };
+    await stack.host.create(RESOURCES.secrets, {
+      ...secret,
+      metadata: { name: short, namespace: HOST_NS, ...marked },
+    });
+    const it1 = item(
+      'a',
+      'db',
+      endpoints('db', { annotations: { 'example.com/secret': 'creds' } }),
+      { references: [secret] },
+    );
+    const r = (await stack.invoke(event([it1]))).results[0]!;
+    expect(r.status, r.reason).toBe('applied');
+    expect(r.hostWrites.map((w) => `${w.verb} ${w.resource} ${w.name}`)).toEqual([
+      `create secrets ${hostName('creds')}`,
+      `create endpoints ${hostName('db')}`,
+      `delete secrets ${short}`,
+    ]);
+    expect(stack.cluster.store.peek('secrets', HOST_NS, short)).toBeUndefined();
+    expect(stack.cluster.store.get('secrets', HOST_NS, hostName('creds'))['data']).toEqual(
+      secret.data,
+    );
     const again = await stack.invoke(event([it1]));
     expect(again.results[0]).toMatchObject({ status: 'unchanged' });
   });
