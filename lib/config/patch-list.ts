@@ -4,9 +4,9 @@
  * other direction is missing (rule 8).
  */
 import { isSeq, type Node } from 'yaml';
+import { indexPath } from '../model/index.ts';
 import { formatPath } from '../patches/path.ts';
 import type { Direction } from '../patches/types.ts';
-import { indexPath } from './config-path.ts';
 import { MAX_PATCHES } from './limits.ts';
 import { type ReadPatch, readPatch } from './patch.ts';
 import type { Patch } from './types.ts';

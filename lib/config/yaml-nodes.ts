@@ -14,7 +14,7 @@ import {
   type Pair,
   type Scalar,
 } from 'yaml';
-import { childPath } from './config-path.ts';
+import { childPath } from '../model/index.ts';
 import type { Reporter } from './reporter.ts';
 import { didYouMean } from './suggest.ts';
 import { shortName } from './yaml-tree.ts';

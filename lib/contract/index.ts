@@ -20,7 +20,6 @@ export {
 export {
   type CompiledSchema,
   formatIssue,
-  formatPath,
   type SchemaFacts,
   type SchemaIssue,
   type SchemaValidator,

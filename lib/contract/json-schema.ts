@@ -7,6 +7,7 @@
  * payload (ajv's errors may hold data; only their keyword, parameters and paths are read).
  */
 import type { ErrorObject } from 'ajv';
+import { messagePath } from '../model/index.ts';
 
 /** One validation finding. `path` is the JSON path of the offending value, e.g. `items[3].key.name`. */
 export interface SchemaIssue {
@@ -36,17 +37,6 @@ export function formatIssue(issue: SchemaIssue): string {
   return `${issue.path === '' ? '(root)' : issue.path}: ${issue.message}`;
 }
 
-/** Formats a path given as segments: `items[3].key["a.b"]`. */
-export function formatPath(segments: readonly (string | number)[]): string {
-  let out = '';
-  for (const segment of segments) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (/^[A-Za-z_$][\w$]*$/.test(segment)) out += out === '' ? segment : `.${segment}`;
-    else out += `[${JSON.stringify(segment)}]`;
-  }
-  return out;
-}
-
 /**
  * What the error translation reads from a schema besides ajv's errors, computed from the
  * document when it is compiled (`schema-compiler.ts`), so that the bundles need not carry the
@@ -72,7 +62,7 @@ export function schemaValidator(facts: SchemaFacts, compiled: CompiledSchema): S
       if (compiled(value)) return [];
       const context: Context = { facts, data: value };
       return inDocumentOrder(settle(unitsOf(compiled.errors ?? [], context)), value).map(
-        (issue) => ({ path: formatPath(issue.segments), message: issue.message }),
+        (issue) => ({ path: messagePath(issue.segments), message: issue.message }),
       );
     },
   };

@@ -3,6 +3,7 @@
  * item fails alone so the other items of the batch are still processed. A result is accepted or
  * rejected whole (the forwarder cannot act on half a result).
  */
+import { messagePath } from '../model/index.ts';
 import { DEFAULT_MARKER_DOMAIN } from '../naming/marker-domain.ts';
 import type { ObjectKey, VirtualClusterIdentity } from '../sync/types.ts';
 import { ContractError, describeIssues } from './errors.ts';
@@ -14,7 +15,7 @@ import {
   type SyncEventV2,
   upgradeItem,
 } from './event.ts';
-import { formatPath, type SchemaIssue } from './json-schema.ts';
+import type { SchemaIssue } from './json-schema.ts';
 import type { ItemResult, SyncResult } from './result.ts';
 import { RESULT_VERSION } from './result.ts';
 import { eventV1Validator, eventValidator, resultValidator } from './schemas.ts';
@@ -213,7 +214,7 @@ function duplicateIds(items: unknown[]): SchemaIssue[] {
     if (seen === undefined) first.set(id, index);
     else {
       issues.push({
-        path: formatPath(['items', index, 'id']),
+        path: messagePath(['items', index, 'id']),
         message: `duplicates items[${seen}].id ${JSON.stringify(id)}; ids must be unique within an event`,
       });
     }

@@ -3,8 +3,9 @@
  * issue per mistake, and never a value of the payload.
  */
 import { describe, expect, it } from 'vitest';
-import { formatIssue, formatPath } from '../../lib/contract/json-schema.ts';
+import { formatIssue } from '../../lib/contract/json-schema.ts';
 import { compileSchema } from '../../lib/contract/schema-compiler.ts';
+import { messagePath } from '../../lib/model/index.ts';
 
 const messages = (schema: object, value: unknown) =>
   compileSchema(schema).validate(value).map(formatIssue);
@@ -199,10 +200,28 @@ describe('validation', () => {
   });
 });
 
-describe('formatPath', () => {
+describe('messagePath (the paths of issues)', () => {
   it('uses dots for identifiers, brackets for indices and quoted keys', () => {
-    expect(formatPath(['items', 3, 'key', 'name'])).toBe('items[3].key.name');
-    expect(formatPath(['metadata', 'annotations', 'a.b/c'])).toBe('metadata.annotations["a.b/c"]');
-    expect(formatPath([])).toBe('');
+    expect(messagePath(['items', 3, 'key', 'name'])).toBe('items[3].key.name');
+    expect(messagePath(['metadata', 'annotations', 'a.b/c'])).toBe('metadata.annotations["a.b/c"]');
+    expect(messagePath([])).toBe('');
+  });
+
+  it('escapes a key that could break a log line and cuts a long one short', () => {
+    expect(messagePath(['labels', 'a\nb'])).toBe('labels["a\\nb"]');
+    const long = messagePath(['labels', 'k'.repeat(500)]);
+    expect(long.length).toBeLessThan(80);
+    expect(long.endsWith('...]')).toBe(true);
+  });
+
+  it('is the path the configuration loader gives its nodes', async () => {
+    const { parseConfig } = await import('../../lib/config/index.ts');
+    const { diagnostics } = parseConfig(
+      'sync:\n  toHost:\n    endpoints:\n      patches:\n        - {}\n',
+      'c.yaml',
+    );
+    expect(diagnostics.map((d) => d.configPath)).toContain(
+      messagePath(['sync', 'toHost', 'endpoints', 'patches', 0]),
+    );
   });
 });
