@@ -4,6 +4,7 @@
  * is safe, per-attempt timeouts and typed errors. Transport and auth are @kubernetes/client-node's.
  */
 import type { KubeConfig, ResponseContext } from '@kubernetes/client-node';
+import { isPlainObject } from '../model/index.ts';
 import { type Clock, systemClock } from './clock.ts';
 import {
   ConnectionError,
@@ -103,12 +104,8 @@ function defaultWatchTimeoutSeconds(random: () => number): number {
   return Math.floor(300 * (1 + random()));
 }
 
-function isObjectRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function asStatus(value: unknown): KubeStatus | undefined {
-  if (isObjectRecord(value) && value.kind === 'Status' && typeof value.code === 'number') {
+  if (isPlainObject(value) && value.kind === 'Status' && typeof value.code === 'number') {
     return value as unknown as KubeStatus;
   }
   return undefined;
@@ -320,7 +317,7 @@ export class KubeClient {
             syntheticStatus(500, `watch ERROR event: ${line.slice(0, 200)}`);
           throw kubeErrorFromStatus(status, context);
         }
-        if (!isObjectRecord(event.object) || !isObjectRecord(event.object.metadata)) return;
+        if (!isPlainObject(event.object) || !isPlainObject(event.object.metadata)) return;
         const object = event.object as T;
         const rv = object.metadata.resourceVersion;
         if (typeof rv === 'string' && rv !== '') resourceVersion = rv;

@@ -5,6 +5,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type SchemaIssue, signedEventValidator } from '../contract/index.ts';
+import { isPlainObject } from '../model/index.ts';
 
 /** The envelope version this code produces and understands. */
 export const SIGNED_EVENT_VERSION = 1;
@@ -36,7 +37,7 @@ export interface SigningKey {
 
 /** True when `input` looks like an envelope (has `signed`), whether valid or not. */
 export function isSignedEvent(input: unknown): input is Record<string, unknown> {
-  return typeof input === 'object' && input !== null && !Array.isArray(input) && 'signed' in input;
+  return isPlainObject(input) && 'signed' in input;
 }
 
 /** Schema issues of an envelope; empty when it is well formed. */
