@@ -78,11 +78,14 @@ export function stackBanner(stack: BannerStack, functionName: string): string[] 
       `      ${s3} cp my-config.yaml ${object}     # replace it (used within a second)`,
     );
   }
+  // No `--payload` here: AWS CLI v2 reads it as base64 and v1 as text, so a JSON payload typed
+  // on the command line works in only one of them (docs/local.md says how to send one to both).
   const fn = `aws --endpoint-url ${lambda.endpoint} lambda`;
   lines.push(
     `      ${fn} list-functions`,
     `      ${fn} get-function-configuration --function-name ${functionName}`,
-    `      ${fn} invoke --function-name ${functionName} --invocation-type DryRun --payload '{}' /dev/null`,
+    `      ${fn} invoke --function-name ${functionName} --invocation-type DryRun /dev/null`,
+    `      ${fn} invoke --function-name ${functionName} --log-type Tail --query LogResult --output text /dev/null | base64 -d   # the function's log of one invocation (an empty event, refused)`,
   );
   return lines;
 }

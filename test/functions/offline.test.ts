@@ -4,7 +4,7 @@
  * InvokeCommand with the full function name. Takes a few seconds (the child starts in ~2-4 s).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
@@ -13,6 +13,7 @@ import { buildFunctions } from '../../functions/build.ts';
 import { parseResult } from '../../lib/contract/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
+import { type AwsCli, awsCliSkip, awsShell, installedAwsClis } from '../local/aws-cli.ts';
 import { freePort } from '../local/free-port.ts';
 import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item, VC } from './harness.ts';
 
@@ -22,6 +23,10 @@ let child: ChildProcess | undefined;
 let dir: string;
 let lambdaPort: number;
 let output = '';
+
+const clis = installedAwsClis();
+const cliSkip = awsCliSkip(clis);
+if (cliSkip) console.warn(`test/functions/offline.test.ts: the AWS CLI not checked${cliSkip}`);
 
 beforeAll(async () => {
   await buildFunctions();
@@ -201,4 +206,57 @@ describe('serverless offline', () => {
       }
     });
   });
+});
+
+describe.each(
+  (clis.length > 0 ? clis : [undefined]).map((cli) => ({
+    cli,
+    label: cli ? ` ${cli.version} (${cli.path})` : '',
+  })),
+)(`serverless offline, seen with the AWS CLI$label${cliSkip}`, ({ cli }) => {
+  const FN = 'endpoint-sync-dev-sync';
+  const invoke = async (args: string, payload?: string) => {
+    // `fileb://`: both CLI versions send the file's bytes as they are (v2 reads a typed
+    // --payload as base64).
+    if (payload !== undefined) await writeFile(join(dir, 'payload'), payload);
+    return awsShell(
+      cli as AwsCli,
+      dir,
+      `AWS_ACCESS_KEY_ID=dummy AWS_SECRET_ACCESS_KEY=dummy AWS_DEFAULT_REGION=us-east-1 aws --endpoint-url http://127.0.0.1:${lambdaPort} lambda invoke --function-name ${FN} ${args}${payload === undefined ? '' : ' --payload fileb://payload'} out.json`,
+    );
+  };
+
+  it.skipIf(!cli)('reports a malformed event as a ContractError function error', async () => {
+    const r = await invoke('', '{"version":99}');
+    expect(r.code, `${r.stderr}\n${output}`).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      StatusCode: 200,
+      FunctionError: 'Unhandled',
+      ExecutedVersion: '$LATEST',
+    });
+    expect(JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'))).toMatchObject({
+      errorType: 'ContractError',
+      errorMessage: expect.stringMatching(/^invalid event: version: /),
+    });
+  });
+
+  it.skipIf(!cli)(
+    'refuses a payload that is not JSON (400, not quoted) and an unknown qualifier (404); DryRun is 204',
+    async () => {
+      const notJson = await invoke('', 'tok=s3cr3t');
+      expect(notJson.code, notJson.stderr).toBe(cli!.serviceErrorExit);
+      expect(notJson.stderr).toContain(
+        'An error occurred (InvalidRequestContentException) when calling the Invoke operation',
+      );
+      expect(notJson.stderr).not.toContain('s3cr3t');
+      const alias = await invoke('--qualifier live');
+      expect(alias.code, alias.stderr).toBe(cli!.serviceErrorExit);
+      expect(alias.stderr).toContain(
+        `An error occurred (ResourceNotFoundException) when calling the Invoke operation: Function not found: arn:aws:lambda:us-east-1:000000000000:function:${FN}:live`,
+      );
+      const dry = await invoke('--invocation-type DryRun');
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(JSON.parse(dry.stdout)).toEqual({ StatusCode: 204 });
+    },
+  );
 });

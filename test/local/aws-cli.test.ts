@@ -1,9 +1,11 @@
 /**
  * The AWS CLI against `npm start`, as a user would use it: `endpoint-sync dev` as a child process
  * with its ports pinned (one by flag, one by environment), then every `aws` command its banner
- * prints, pasted as printed into a shell with the printed `export` line, and the invocations a
- * user tries next (a bad event, a payload that is not JSON, a qualifier that does not exist).
- * The AWS CLI is part of every machine image this project runs on.
+ * prints, pasted as printed into a shell with the printed `export` line, and the commands a user
+ * tries next (describe operations, qualifiers, a bad event with its log tail, a payload that is
+ * not JSON, an unknown qualifier or function). Run with every distinct AWS CLI installed (v1 and
+ * v2 differ in how they read `--payload` and in their exit codes); where there is none, the CLI
+ * tests say so in their names.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,37 +15,22 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_FUNCTION_NAME } from '../../lib/local/stack.ts';
+import { type AwsCli, awsCliSkip, awsShell, installedAwsClis } from './aws-cli.ts';
 import { freePort } from './free-port.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/endpoint-sync.js', import.meta.url));
 const EXAMPLE = fileURLToPath(new URL('../../examples/endpoints.yaml', import.meta.url));
+const ARN = `arn:aws:lambda:us-east-1:000000000000:function:${LOCAL_FUNCTION_NAME}`;
+
+const clis = installedAwsClis();
+const cliSkip = awsCliSkip(clis);
+if (cliSkip) console.warn(`test/local/aws-cli.test.ts: the AWS CLI not checked${cliSkip}`);
 
 let child: ChildProcess | undefined;
 let dir: string;
 let out = '';
 let s3Port: number;
 let lambdaPort: number;
-
-/** Runs `script` in bash with the AWS CLI isolated from this machine's own AWS settings. */
-async function shell(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)('bash', ['-c', script], {
-      cwd: dir,
-      timeout: 60_000,
-      env: {
-        PATH: process.env['PATH'],
-        HOME: dir,
-        AWS_CONFIG_FILE: join(dir, 'no-aws-config'),
-        AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-aws-credentials'),
-        AWS_PAGER: '',
-      },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 /** The banner's `export ...` line, and its commands that start with `word`, comments cut. */
 function printed(word: string): { exportLine: string; commands: string[] } {
@@ -57,10 +44,6 @@ function printed(word: string): { exportLine: string; commands: string[] } {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'es-aws-cli-'));
-  const which = await shell('command -v aws && aws --version');
-  if (which.code !== 0) {
-    throw new Error('the AWS CLI is not installed here; install it (apt-get install -y awscli)');
-  }
   [s3Port, lambdaPort] = [await freePort(), await freePort()];
   const proc = spawn(
     process.execPath,
@@ -103,7 +86,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe('npm start, seen with the AWS CLI', () => {
+describe('npm start banner', () => {
   it('prints the pinned ports, the S3 credentials and a metrics URL that answers', async () => {
     expect(out).toContain(
       `local S3         http://127.0.0.1:${s3Port} (path-style; access key S3RVER`,
@@ -117,78 +100,173 @@ describe('npm start, seen with the AWS CLI', () => {
     expect(await res.text()).toMatch(/^# HELP /m);
   }, 180_000);
 
-  it('runs every aws command of the banner as printed', async () => {
-    const { exportLine, commands } = printed('aws');
-    expect(commands).toHaveLength(5);
-    await writeFile(join(dir, 'my-config.yaml'), await readFile(EXAMPLE, 'utf8'));
-    const results = [];
-    for (const command of commands) results.push(await shell(`${exportLine}\n${command}`));
-    for (const [i, r] of results.entries()) expect(r.code, `${commands[i]}\n${r.stderr}`).toBe(0);
-    const [read, replace, list, config, dryRun] = results.map((r) => r.stdout);
-    expect(read).toBe(await readFile(EXAMPLE, 'utf8'));
-    expect(replace).toContain('upload: ./my-config.yaml to s3://endpoint-sync/config.yaml');
-    expect(
-      (JSON.parse(list!) as { Functions: { FunctionName: string }[] }).Functions.map(
-        (f) => f.FunctionName,
-      ),
-    ).toEqual([LOCAL_FUNCTION_NAME]);
-    expect(JSON.parse(config!)).toMatchObject({
-      FunctionName: LOCAL_FUNCTION_NAME,
-      Runtime: 'nodejs22.x',
-      Handler: 'dist/functions/sync.handler',
-      State: 'Active',
-    });
-    expect(JSON.parse(dryRun!)).toEqual({ StatusCode: 204 });
-  }, 180_000);
-
-  it('runs the banner kubectl command for the virtual cluster', async () => {
-    const [virtual] = printed('kubectl').commands;
-    const r = await shell(virtual!);
-    expect(r.code, r.stderr).toBe(0);
-    // --no-demo: an empty cluster, which kubectl reports as such.
-    expect(r.stdout + r.stderr).toMatch(/No resources found|^NAMESPACE /m);
+  it('runs the banner kubectl commands for both clusters', async () => {
+    const [virtual, host] = printed('kubectl').commands;
+    const run = async (command: string) => {
+      try {
+        const { stdout, stderr } = await promisify(execFile)('bash', ['-c', command], {
+          timeout: 60_000,
+        });
+        return { code: 0, output: stdout + stderr };
+      } catch (err) {
+        const e = err as { code: number; stdout: string; stderr: string };
+        return { code: e.code, output: e.stdout + e.stderr };
+      }
+    };
+    // --no-demo: an empty virtual cluster, which kubectl reports as such.
+    const listed = await run(virtual!);
+    expect(listed.code, listed.output).toBe(0);
+    expect(listed.output).toMatch(/No resources found|^NAMESPACE /m);
+    // `-w` on an empty namespace prints nothing and watches until stopped: still watching after
+    // five seconds (timeout's 124), with no error, is what a real server gives.
+    const watched = await run(`timeout 5 ${host!}`);
+    expect(watched.code, watched.output).toBe(124);
+    expect(watched.output).not.toMatch(/error/i);
   }, 60_000);
-
-  it('answers a bad event with a ContractError and the function log in the tail', async () => {
-    const { exportLine } = printed('aws');
-    const lambda = `aws --endpoint-url http://127.0.0.1:${lambdaPort} lambda`;
-    const r = await shell(
-      `${exportLine}\n${lambda} invoke --function-name ${LOCAL_FUNCTION_NAME} --payload '{}' --log-type Tail out.json`,
-    );
-    expect(r.code, r.stderr).toBe(0);
-    const meta = JSON.parse(r.stdout) as Record<string, string>;
-    expect(meta).toMatchObject({
-      StatusCode: 200,
-      FunctionError: 'Unhandled',
-      ExecutedVersion: '$LATEST',
-    });
-    const body = JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'));
-    expect(body).toMatchObject({
-      errorType: 'ContractError',
-      errorMessage: expect.stringMatching(/^invalid event: version: /),
-    });
-    const log = Buffer.from(meta['LogResult']!, 'base64').toString();
-    expect(log).toMatch(/^START RequestId: \S+ Version: \$LATEST\n/);
-    expect(log).toMatch(/^\{"level":"ERROR","message":"event rejected",/m);
-    expect(log).toMatch(/\nREPORT RequestId: \S+\tDuration: /);
-  }, 180_000);
-
-  it('refuses a payload that is not JSON and a qualifier that does not exist, like Lambda', async () => {
-    const { exportLine } = printed('aws');
-    const lambda = `aws --endpoint-url http://127.0.0.1:${lambdaPort} lambda`;
-    const notJson = await shell(
-      `${exportLine}\n${lambda} invoke --function-name ${LOCAL_FUNCTION_NAME} --payload 'not json' out.json`,
-    );
-    expect(notJson.code).toBe(255);
-    expect(notJson.stderr).toContain(
-      'An error occurred (InvalidRequestContentException) when calling the Invoke operation: Could not parse request body into json',
-    );
-    const qualified = await shell(
-      `${exportLine}\n${lambda} get-function --function-name ${LOCAL_FUNCTION_NAME} --qualifier live`,
-    );
-    expect(qualified.code).toBe(255);
-    expect(qualified.stderr).toContain(
-      `An error occurred (ResourceNotFoundException) when calling the GetFunction operation: Function not found: arn:aws:lambda:us-east-1:000000000000:function:${LOCAL_FUNCTION_NAME}:live`,
-    );
-  }, 180_000);
 });
+
+const each = clis.length > 0 ? clis : [undefined];
+
+describe.each(each.map((cli) => ({ cli, label: cli ? ` ${cli.version} (${cli.path})` : '' })))(
+  `npm start, seen with the AWS CLI$label${cliSkip}`,
+  ({ cli }) => {
+    const aws = (script: string) => awsShell(cli as AwsCli, dir, script);
+    const lambda = () => `aws --endpoint-url http://127.0.0.1:${lambdaPort} lambda`;
+    /** A payload file both CLI versions send as it is (`fileb://` is read as raw bytes). */
+    const payload = async (name: string, text: string) => {
+      await writeFile(join(dir, name), text);
+      return `fileb://${name}`;
+    };
+
+    it.skipIf(!cli)(
+      'runs every aws command of the banner as printed',
+      async () => {
+        const { exportLine, commands } = printed('aws');
+        expect(commands).toHaveLength(6);
+        await writeFile(join(dir, 'my-config.yaml'), await readFile(EXAMPLE, 'utf8'));
+        const results = [];
+        for (const command of commands) results.push(await aws(`${exportLine}\n${command}`));
+        for (const [i, r] of results.entries())
+          expect(r.code, `${commands[i]}\n${r.stderr}`).toBe(0);
+        const [read, replace, list, config, dryRun, tail] = results.map((r) => r.stdout);
+        expect(read).toBe(await readFile(EXAMPLE, 'utf8'));
+        expect(replace).toContain('upload: ./my-config.yaml to s3://endpoint-sync/config.yaml');
+        expect(
+          (JSON.parse(list!) as { Functions: { FunctionName: string }[] }).Functions.map(
+            (f) => f.FunctionName,
+          ),
+        ).toEqual([LOCAL_FUNCTION_NAME]);
+        expect(JSON.parse(config!)).toMatchObject({
+          FunctionName: LOCAL_FUNCTION_NAME,
+          Runtime: 'nodejs22.x',
+          Handler: 'dist/functions/sync.handler',
+          State: 'Active',
+        });
+        expect(JSON.parse(dryRun!)).toEqual({ StatusCode: 204 });
+        expect(tail).toMatch(/^START RequestId: \S+ Version: \$LATEST\n/);
+        expect(tail).toMatch(/^\{"level":"ERROR","message":"event rejected",/m);
+        expect(tail).toMatch(/\nREPORT RequestId: \S+\tDuration: /);
+      },
+      180_000,
+    );
+
+    it.skipIf(!cli)(
+      'answers a bad event with a ContractError and the function log in the tail',
+      async () => {
+        const { exportLine } = printed('aws');
+        const event = await payload('bad-event.json', '{"version":99}');
+        const r = await aws(
+          `${exportLine}\n${lambda()} invoke --function-name ${LOCAL_FUNCTION_NAME} --payload ${event} --log-type Tail out.json`,
+        );
+        expect(r.code, r.stderr).toBe(0);
+        const meta = JSON.parse(r.stdout) as Record<string, string>;
+        expect(meta).toMatchObject({
+          StatusCode: 200,
+          FunctionError: 'Unhandled',
+          ExecutedVersion: '$LATEST',
+        });
+        const body = JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'));
+        expect(body).toMatchObject({
+          errorType: 'ContractError',
+          errorMessage: expect.stringMatching(/^invalid event: version: /),
+        });
+        const log = Buffer.from(meta['LogResult']!, 'base64').toString();
+        expect(log).toMatch(/^START RequestId: \S+ Version: \$LATEST\n/);
+        expect(log).toMatch(/^\{"level":"ERROR","message":"event rejected",/m);
+        expect(log).toMatch(/\nREPORT RequestId: \S+\tDuration: /);
+      },
+      180_000,
+    );
+
+    it.skipIf(!cli)(
+      'describes the function (get-function, versions, aliases) and invokes it by ARN and $LATEST, and in the background',
+      async () => {
+        const { exportLine } = printed('aws');
+        const run = async (command: string) => {
+          const r = await aws(`${exportLine}\n${lambda()} ${command}`);
+          expect(r.code, `${command}\n${r.stderr}`).toBe(0);
+          return JSON.parse(r.stdout);
+        };
+        expect(await run(`get-function --function-name ${LOCAL_FUNCTION_NAME}`)).toMatchObject({
+          Configuration: {
+            FunctionName: LOCAL_FUNCTION_NAME,
+            FunctionArn: ARN,
+            Version: '$LATEST',
+          },
+          Code: { RepositoryType: 'Local' },
+        });
+        const versions = await run(`list-versions-by-function --function-name ${ARN}`);
+        expect(versions.Versions.map((v: { Version: string }) => v.Version)).toEqual(['$LATEST']);
+        expect(await run(`list-aliases --function-name ${LOCAL_FUNCTION_NAME}`)).toEqual({
+          Aliases: [],
+        });
+        const event = await payload('event.json', '{"version":99}');
+        expect(
+          await run(
+            `invoke --function-name ${ARN} --qualifier '$LATEST' --payload ${event} out.json`,
+          ),
+        ).toMatchObject({
+          StatusCode: 200,
+          FunctionError: 'Unhandled',
+          ExecutedVersion: '$LATEST',
+        });
+        expect(
+          await run(
+            `invoke --function-name ${LOCAL_FUNCTION_NAME}:\\$LATEST --invocation-type Event --payload ${event} out.json`,
+          ),
+        ).toEqual({ StatusCode: 202 });
+      },
+      180_000,
+    );
+
+    it.skipIf(!cli)(
+      'refuses a payload that is not JSON, an unknown qualifier and an unknown function, like Lambda',
+      async () => {
+        const { exportLine } = printed('aws');
+        const notJson = await aws(
+          `${exportLine}\n${lambda()} invoke --function-name ${LOCAL_FUNCTION_NAME} --payload ${await payload('not.json', 'tok=s3cr3t')} out.json`,
+        );
+        expect(notJson.code, notJson.stderr).toBe(cli!.serviceErrorExit);
+        expect(notJson.stderr).toContain(
+          'An error occurred (InvalidRequestContentException) when calling the Invoke operation: Could not parse request body into json',
+        );
+        expect(notJson.stderr).not.toContain('s3cr3t');
+        const qualified = await aws(
+          `${exportLine}\n${lambda()} get-function --function-name ${LOCAL_FUNCTION_NAME} --qualifier live`,
+        );
+        expect(qualified.code, qualified.stderr).toBe(cli!.serviceErrorExit);
+        expect(qualified.stderr).toContain(
+          `An error occurred (ResourceNotFoundException) when calling the GetFunction operation: Function not found: ${ARN}:live`,
+        );
+        const missing = await aws(
+          `${exportLine}\n${lambda()} invoke --function-name nope --invocation-type DryRun /dev/null`,
+        );
+        expect(missing.code, missing.stderr).toBe(cli!.serviceErrorExit);
+        expect(missing.stderr).toContain(
+          'An error occurred (ResourceNotFoundException) when calling the Invoke operation: Function not found: arn:aws:lambda:us-east-1:000000000000:function:nope',
+        );
+      },
+      180_000,
+    );
+  },
+);

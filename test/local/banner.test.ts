@@ -54,6 +54,15 @@ describe('the npm start banner', () => {
     expect(text).toContain('kubectl --kubeconfig /tmp/d/host.kubeconfig get endpoints -n vc-host');
   });
 
+  it('types no JSON payload on a command line, which AWS CLI v1 and v2 read differently', () => {
+    const invokes = stackBanner(stack(), FN).filter((l) => l.includes(' lambda invoke '));
+    expect(invokes.map((l) => l.trim().replace(/\s+# .*$/, ''))).toEqual([
+      `aws --endpoint-url http://127.0.0.1:3002 lambda invoke --function-name ${FN} --invocation-type DryRun /dev/null`,
+      `aws --endpoint-url http://127.0.0.1:3002 lambda invoke --function-name ${FN} --log-type Tail --query LogResult --output text /dev/null | base64 -d`,
+    ]);
+    expect(invokes.join('\n')).not.toContain('--payload');
+  });
+
   it('leaves out S3 and metrics when there are none, and quotes paths a shell would split', () => {
     const { objectStore: _, ...withoutS3 } = stack({
       configUri: 'file:///tmp/my%20config.yaml',
