@@ -2,7 +2,7 @@
  * What every translation step needs to know about the virtual cluster, bundled once per plan.
  */
 import type { SyncConfig } from '../config/types.ts';
-import { type MarkerKeys, markerKeys } from './markers.ts';
+import { type MarkerKeys, markerKeys } from '../model/index.ts';
 import type { VirtualClusterIdentity } from './types.ts';
 
 /** The identity, the configuration and the marker keys of one plan. */

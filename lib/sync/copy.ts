@@ -4,11 +4,11 @@
  */
 import type { Patch } from '../config/types.ts';
 import type { KubeObject } from '../kube/object.ts';
+import { jsonEqual } from '../model/index.ts';
 import { parsePath } from '../patches/path.ts';
 import { applyPatches, type PipelineEnv, type PipelineResult } from '../patches/pipeline.ts';
 import type { Direction, Evaluator, PatchReport, ReferenceTranslator } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
-import { jsonEqual } from './json.ts';
 import { sameContent } from './plan-draft.ts';
 import { reportOverridden } from './protected-fields.ts';
 import {

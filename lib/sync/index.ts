@@ -1,6 +1,15 @@
 /**
  * The sync layer: which objects sync, their translation both ways, and the plan. Re-exports only.
  */
+
+export {
+  IMPORT_CONTROLLER,
+  isMarkerAnnotation,
+  LEADER_ANNOTATION,
+  type MarkerKeys,
+  markerKeys,
+  objectKindValue,
+} from '../model/index.ts';
 export { type SyncContext, syncContext } from './context.ts';
 export { type CopyEnv, type CopyResult, copyFromHost, copyToHost } from './copy.ts';
 export {
@@ -23,14 +32,6 @@ export {
 } from './kinds/index.ts';
 export { type NameScheme, nameSchemeOf, resourceByKind, resourceByPlural } from './kinds.ts';
 export { type ManagedState, managedState } from './managed.ts';
-export {
-  IMPORT_CONTROLLER,
-  isMarkerAnnotation,
-  LEADER_ANNOTATION,
-  type MarkerKeys,
-  markerKeys,
-  objectKindValue,
-} from './markers.ts';
 export {
   defaultHostNamespace,
   hostKeyOf,

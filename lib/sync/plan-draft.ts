@@ -3,9 +3,9 @@
  * the early stop, and the write builders.
  */
 import type { KubeObject } from '../kube/object.ts';
+import { getOwn, jsonEqual } from '../model/index.ts';
 import type { PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
-import { getOwn, jsonEqual } from './json.ts';
 import type { SyncReferenceTranslator } from './references.ts';
 import type { HostWrite, ObjectKey, Plan, PlanReference, VirtualWrite } from './types.ts';
 

@@ -5,10 +5,9 @@
  * that exist only on the host are imported. The host copy is then translated again from the
  * patched virtual object, so that the update the plan makes agrees with what flows back.
  */
-import { type KubeObject, refId } from '../model/index.ts';
+import { applyMergePatch, getOwn, type KubeObject, refId, setOwn } from '../model/index.ts';
 import type { SyncContext } from './context.ts';
 import { type CopyEnv, copyFromHost, type DeferredHostCopy } from './copy.ts';
-import { applyMergePatch, getOwn, setOwn } from './json.ts';
 import { virtualLabelKey } from './label-keys.ts';
 import { checkReport, describeKey, type PlanDraft } from './plan-draft.ts';
 import { plannedImports } from './plan-references.ts';

@@ -1,18 +1,23 @@
 /**
- * What reference patches add to a plan (SEMANTICS 6): host copies of the virtual objects a
- * synced object names (toHost), and virtual imports of host-only objects a host edit made it
- * name (fromHost).
+ * What reference patches add to a plan (docs/sync.md, "Reference patches"): host copies of the
+ * virtual objects a synced object names (toHost), and virtual imports of host-only objects a host
+ * edit made it name (fromHost).
  */
 import { resourceForKind } from '../config/resource-kind.ts';
-import { type HostWrite, type KubeObject, refId } from '../model/index.ts';
+import {
+  getOwn,
+  type HostWrite,
+  IMPORT_CONTROLLER,
+  type KubeObject,
+  refId,
+  setOwn,
+} from '../model/index.ts';
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { copyToHost } from './copy.ts';
 import { type ImportClaim, signImport } from './import-signature.ts';
-import { getOwn, setOwn } from './json.ts';
 import { LEGACY_SHORT_NAMED_KINDS, resourceByKind } from './kinds.ts';
 import { managedState } from './managed.ts';
-import { IMPORT_CONTROLLER } from './markers.ts';
 import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
 import {
   checkReport,

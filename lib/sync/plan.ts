@@ -1,13 +1,12 @@
 /**
- * The sync plan (SEMANTICS 3.1, 3.5, 6): given both sides of one object key, decide what the
- * host and the virtual cluster should be told to write. Pure and synchronous; it never throws
+ * The sync plan (docs/sync.md): given both sides of one object key, decide what the host
+ * and the virtual cluster should be told to write. Pure and synchronous; it never throws
  * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
  */
-import { type KubeObject, RESOURCES, type ReasonCode } from '../model/index.ts';
+import { isPlainObject, type KubeObject, RESOURCES, type ReasonCode } from '../model/index.ts';
 import type { PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
 import { type CopyEnv, deferredCopyToHost, hostCopyOf, sameHostCopy } from './copy.ts';
-import { isPlainObject } from './json.ts';
 import {
   type CompanionObjects,
   kindOfResource,

@@ -4,12 +4,11 @@
  * read back) and named in the explain report, so that a patch author sees why it had no effect.
  */
 import type { KubeObject } from '../kube/object.ts';
+import { getOwn, isMarkerAnnotation, isPlainObject, jsonEqual } from '../model/index.ts';
 import { formatLocation, type Location, parsePath, pathToLocation } from '../patches/path.ts';
 import type { Direction, OverriddenField, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
-import { getOwn, isPlainObject, jsonEqual } from './json.ts';
 import { isRenamedLabelKey } from './label-keys.ts';
-import { isMarkerAnnotation } from './markers.ts';
 
 /** The metadata fields a patch may change: everything else in metadata is the sync's. */
 const PATCHABLE_METADATA: ReadonlySet<string> = new Set([

@@ -4,6 +4,7 @@
  * refuses any reference that would reach a host namespace this virtual cluster does not own.
  */
 import type { KubeObject } from '../kube/object.ts';
+import { getOwn, IMPORT_CONTROLLER } from '../model/index.ts';
 import { describeRef, singleNamespaceReferences } from '../patches/references.ts';
 import {
   type ObjectRef,
@@ -12,10 +13,8 @@ import {
 } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { verifyImport } from './import-signature.ts';
-import { getOwn } from './json.ts';
 import { nameSchemeOf } from './kinds.ts';
 import { managedState } from './managed.ts';
-import { IMPORT_CONTROLLER } from './markers.ts';
 import {
   hostKeyOf,
   isMultiNamespace,

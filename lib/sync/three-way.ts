@@ -3,7 +3,7 @@
  * changed on the host since the last sync while the virtual side kept them, so that they flow back.
  * Everything else follows the virtual side; when both sides changed a key, the virtual side wins.
  */
-import { getOwn } from './json.ts';
+import { getOwn } from '../model/index.ts';
 import type { AppliedMetadata } from './translate.ts';
 
 /** Host-form keys whose host value changed since the last sync while the virtual side did not. */

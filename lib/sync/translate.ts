@@ -11,17 +11,22 @@
  * markers and restores label keys, the reverse patches run, and the caller reads the result.
  */
 import type { KubeObject, ObjectMeta } from '../kube/object.ts';
+import {
+  cloneJson,
+  getOwn,
+  IMPORT_CONTROLLER,
+  isMarkerAnnotation,
+  isPlainObject,
+  jsonEqual,
+  LEADER_ANNOTATION,
+  objectKindValue,
+  setOwn,
+  stableStringify,
+} from '../model/index.ts';
 import type { SyncContext } from './context.ts';
-import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn, stableStringify } from './json.ts';
 import { type FieldCopier, kindOfKind } from './kinds/index.ts';
 import { resourceByKind } from './kinds.ts';
 import { hostLabelKey, isRenamedLabelKey, virtualLabelKey } from './label-keys.ts';
-import {
-  IMPORT_CONTROLLER,
-  isMarkerAnnotation,
-  LEADER_ANNOTATION,
-  objectKindValue,
-} from './markers.ts';
 import type { ObjectKey } from './types.ts';
 
 /** The labels and annotations a sync wrote, in host form, without markers. */

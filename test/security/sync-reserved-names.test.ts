@@ -6,11 +6,11 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { applyMergePatch, cloneJson, mergePatchBetween } from '../../lib/model/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { syncContext } from '../../lib/sync/context.ts';
 import { copyToHost } from '../../lib/sync/copy.ts';
-import { applyMergePatch, cloneJson, mergePatchBetween } from '../../lib/sync/json.ts';
 import { hostKeyOf } from '../../lib/sync/namespaces.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import { syncReferences } from '../../lib/sync/references.ts';

@@ -6,13 +6,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/kube/object.ts';
+import { cloneJson, jsonEqual } from '../../lib/model/index.ts';
 import { syncContext } from '../../lib/sync/context.ts';
 import {
   copyEndpointsSubsets,
   sameEndpointsSubsets,
   translateEndpointsSpec,
 } from '../../lib/sync/endpoints.ts';
-import { cloneJson, jsonEqual } from '../../lib/sync/json.ts';
 import { config, identity } from './fixtures.ts';
 
 const single = syncContext(identity, config());

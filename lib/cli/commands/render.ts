@@ -6,13 +6,12 @@
 import { stringify } from 'yaml';
 import { OWNED_KINDS } from '../../config/index.ts';
 import type { SyncConfig } from '../../config/types.ts';
-import { apiVersionOf, type KubeObject } from '../../model/index.ts';
+import { apiVersionOf, applyMergePatch, type KubeObject } from '../../model/index.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
 import type { Direction, PatchReport } from '../../patches/types.ts';
 import { syncContext } from '../../sync/context.ts';
 import { copyFromHost } from '../../sync/copy.ts';
 import { kindOfResource, resourceByKind, resourceByPlural } from '../../sync/index.ts';
-import { applyMergePatch } from '../../sync/json.ts';
 import { managedState } from '../../sync/managed.ts';
 import { planSync } from '../../sync/plan.ts';
 import { sectionOf } from '../../sync/plan-input.ts';

@@ -5,9 +5,16 @@
  * the same naming function as the Service; mirrored slices are left to the host's mirroring
  * controller; the whole spec follows the virtual side on updates; no host slice is taken over.
  */
-import { type KubeObject, type ObjectKey, syncedRow } from '../../model/index.ts';
+import {
+  cloneJson,
+  isPlainObject,
+  jsonEqual,
+  type KubeObject,
+  type ObjectKey,
+  setOwn,
+  syncedRow,
+} from '../../model/index.ts';
 import type { SyncContext } from '../context.ts';
-import { cloneJson, isPlainObject, jsonEqual, setOwn } from '../json.ts';
 import { hostKeyOf } from '../namespaces.ts';
 import type { SkipReason, SyncKind } from './kind.ts';
 

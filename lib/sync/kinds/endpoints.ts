@@ -4,10 +4,16 @@
  * an Endpoints copy is the generic translation of `translate.ts`.
  */
 import type { KubeObject } from '../../model/index.ts';
-import { syncedRow } from '../../model/index.ts';
+import {
+  cloneJson,
+  getOwn,
+  isPlainObject,
+  jsonEqual,
+  setOwn,
+  syncedRow,
+} from '../../model/index.ts';
 import { MAX_NAME_LENGTH } from '../../naming/index.ts';
 import type { SyncContext } from '../context.ts';
-import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from '../json.ts';
 import { hostKeyOf, isMultiNamespace } from '../namespaces.ts';
 import type { SkipReason, SyncKind } from './kind.ts';
 
