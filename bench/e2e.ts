@@ -274,7 +274,7 @@ try {
       'b2. same, during a full resync p50 / p99',
       `${p(duringResync.latencies, 50)} / ${p(duringResync.latencies, 99)}`,
       `max ${ms(Math.max(...duringResync.latencies))}`,
-      `${duringResync.latencies.length} changes; lost ${duringResync.lost}; resync items share the queue`,
+      `${duringResync.latencies.length} changes; lost ${duringResync.lost}; resync items wait in the backlog lane`,
     ],
     [
       `c. forwarder RSS, ${OBJECTS} Endpoints (bundle)`,
