@@ -72,6 +72,8 @@ export interface DispatcherEvents {
   result: [DispatchedResult];
   parked: [ParkedItem];
   invocation: [InvocationReport];
+  /** A batch's keys are done (handed back to the queue): nothing of it is in flight any more. */
+  settled: [];
 }
 
 /** Options of {@link Dispatcher}. */
@@ -103,6 +105,11 @@ export interface DispatcherOptions {
    * dropped instead of sent.
    */
   echoes?: { writes: OwnWrites; hostVersion(key: string): string | undefined };
+  /**
+   * Sharding: whether this replica may dispatch `key` now. A key that lost its owner while it
+   * waited is dropped at batching (the shard that gained its namespace resyncs it) and counted.
+   */
+  owns?: (key: string) => boolean;
 }
 
 /**
@@ -258,7 +265,7 @@ export class Dispatcher {
         }
         continue;
       }
-      const work = this.#withoutEchoes(batch);
+      const work = this.#withoutEchoes(this.#owned(batch));
       if (work.length === 0) continue;
       const backlog = o.queue.laneOf(work[0]!.trigger) === 'background';
       this.#inFlight++;
@@ -272,9 +279,23 @@ export class Dispatcher {
         }
         this.#tasks.delete(task);
         this.#slotWaiters.shift()?.();
+        this.events.emit('settled');
       });
       this.#tasks.add(task);
     }
+  }
+
+  /** The batch less the keys of namespaces another shard owns now (those are done at once). */
+  #owned(batch: QueueItem<Trigger>[]): QueueItem<Trigger>[] {
+    const owns = this.#o.owns;
+    if (!owns) return batch;
+    return batch.filter((item) => {
+      if (owns(item.key)) return true;
+      this.#o.metrics.shardSkipped.inc({ stage: 'dispatch' });
+      this.#o.queue.forget(item.key);
+      this.#o.queue.done(item.key);
+      return false;
+    });
   }
 
   /** The batch less the echoes of the forwarder's own host writes (those are done at once). */

@@ -53,6 +53,7 @@ import { OwnWrites } from './own-writes.ts';
 import { InitialSyncProgress, type ProgressStream } from './progress.ts';
 import { WorkQueue } from './queue.ts';
 import { ReferenceIndex, referenceCandidates } from './reference-index.ts';
+import { type NamespacePredicate, Shards } from './shards.ts';
 import { isBackground, mergeTriggers, type Trigger } from './trigger.ts';
 import {
   type CommonInformerOptions,
@@ -70,6 +71,19 @@ export interface ForwarderLeaderElection extends Partial<LeaderElectionTiming> {
   /** Lease name; default `endpoint-sync-forwarder-<virtual cluster name>`. */
   name?: string;
   /** This candidate's identity; default `<hostname>-<random>`. */
+  identity?: string;
+}
+
+/**
+ * Sharding settings: replicas split the virtual cluster's namespaces (`shards.ts`); each holds a
+ * member Lease in the forwarder's namespace of the virtual cluster.
+ */
+export interface ForwarderSharding extends Partial<LeaderElectionTiming> {
+  /** Namespace of the member Leases (the forwarder's own namespace). */
+  namespace: string;
+  /** Prefix of the member Leases; default `endpoint-sync-forwarder-<virtual cluster name>`. */
+  prefix?: string;
+  /** This replica's identity; default `<hostname>-<random>`. */
   identity?: string;
 }
 
@@ -93,6 +107,8 @@ export interface ForwarderOptions {
   retryBudget?: number;
   /** Leader election; off when absent (then this instance always dispatches). */
   leaderElection?: ForwarderLeaderElection;
+  /** Run as one shard of several; off when absent (then this instance syncs every namespace). */
+  sharding?: ForwarderSharding;
   /** Port of the `/metrics`, `/healthz`, `/readyz` server; no server when absent. */
   metricsPort?: number;
   /** Address of that server (default `127.0.0.1`). */
@@ -138,7 +154,11 @@ export interface ForwarderStats {
   results: number;
   parked: ParkedItem[];
   isLeader: boolean;
+  /** The shard's view (sharding on): membership, hand-over state, adopted ring. */
+  shard?: ReturnType<Shards['state']>;
   informerRestarts: Record<string, number>;
+  /** Objects in each informer's cache (a shard caches only its namespaces). */
+  cached: Record<string, number>;
   synced: boolean;
   initialSync: { synced: number; total: number | undefined };
 }
@@ -204,6 +224,7 @@ class ForwarderImpl implements Forwarder {
   readonly #watchOf: ReadonlyMap<string, ItemWatch>;
   readonly #dispatcher: Dispatcher;
   readonly #elector: LeaderElector | undefined;
+  readonly #shards: Shards | undefined;
   readonly #recorder: EventRecorder;
   readonly #progress: InitialSyncProgress;
   /** The periodic resync under way: its keys' first results, counted by status. */
@@ -220,6 +241,7 @@ class ForwarderImpl implements Forwarder {
   readonly #resyncStop = new AbortController();
   #resyncLoop: Promise<void> | undefined;
   #leaderKnown = false;
+  #informersStarted = false;
 
   constructor(options: ForwarderOptions) {
     this.#o = options;
@@ -229,6 +251,7 @@ class ForwarderImpl implements Forwarder {
       this.#resolveReady = resolve;
     });
     this.#queue = this.#createQueue();
+    this.#shards = this.#createShards();
     this.#watches = this.#createWatches();
     this.#watchOf = new Map(this.#watches.items.map((w) => [w.resource.plural, w]));
     this.#recorder =
@@ -286,6 +309,7 @@ class ForwarderImpl implements Forwarder {
         watchReferences: o.watchReferences !== false,
         common,
         metrics: this.metrics,
+        ...(this.#shards ? { keeps: (ns: string) => this.#shards!.keeps(ns) } : {}),
       },
       {
         onItem: (watch, object, deleted) => this.#onItem(watch, object, deleted),
@@ -320,6 +344,7 @@ class ForwarderImpl implements Forwarder {
       paused: o.leaderElection !== undefined,
       ...(o.throttleBackoff ? { throttleBackoff: o.throttleBackoff } : {}),
       echoes: { writes: this.#ownWrites, hostVersion: (key) => this.#hostVersion(key) },
+      ...(this.#shards ? { owns: (key: string) => this.#owns(key) } : {}),
     });
     dispatcher.events.on('result', (r) => {
       this.#results++;
@@ -327,17 +352,74 @@ class ForwarderImpl implements Forwarder {
       this.#progress.done(r.key);
       this.#resyncResult(r.key, r.result.status);
       this.events.emit('result', r);
-      if (!wasFinished && this.#progress.finished) {
-        this.#logger.info('initial sync done', { keys: this.#progress.counts.total });
-        this.events.emit('initialSyncDone');
-      }
+      if (!wasFinished && this.#progress.finished) this.#initialSyncDone();
     });
     dispatcher.events.on('parked', (p) => this.events.emit('parked', p));
+    // A hand-over may be waiting for this batch's namespaces to drain.
+    dispatcher.events.on('settled', () => this.#shards?.poke());
     dispatcher.events.on('invocation', (r) => {
       this.#invocationCounts[r.outcome]++;
       this.events.emit('invocation', r);
     });
     return dispatcher;
+  }
+
+  #createShards(): Shards | undefined {
+    const sharding = this.#o.sharding;
+    if (!sharding) return undefined;
+    const shards = new Shards({
+      client: this.#o.virtual,
+      namespace: sharding.namespace,
+      prefix: sharding.prefix ?? `endpoint-sync-forwarder-${this.#o.identity.name}`,
+      identity: sharding.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`,
+      ...(sharding.leaseDurationMs === undefined
+        ? {}
+        : { leaseDurationMs: sharding.leaseDurationMs }),
+      ...(sharding.renewDeadlineMs === undefined
+        ? {}
+        : { renewDeadlineMs: sharding.renewDeadlineMs }),
+      ...(sharding.retryPeriodMs === undefined ? {} : { retryPeriodMs: sharding.retryPeriodMs }),
+      inFlight: () => this.#inFlightNamespaces(),
+      prepare: () => this.#cacheShard(),
+      clock: this.#clock,
+      logger: this.#logger,
+    });
+    shards.events.on('ring', () => {
+      this.metrics.shardRings.inc();
+      // A full pass waits only for keys this shard still keeps; the others are another's now.
+      const keeps = (key: string) => shards.keeps(parseResourceKey(key)?.namespace ?? '');
+      if (this.#progress.retain(keeps)) this.#initialSyncDone();
+      if (this.#resyncPass?.progress.retain(keeps)) this.#resyncDone();
+    });
+    shards.events.on('gained', (gained) => {
+      // Level-based: whatever changed in these namespaces before is in the caches now.
+      if (this.#intake) this.#resyncWhere(gained);
+    });
+    return shards;
+  }
+
+  /**
+   * Makes the caches hold the namespaces of the new ring (gained ones listed, lost ones dropped)
+   * and resolves when they do. The first ring starts the informers: their first list is already
+   * this shard's share, never the whole virtual cluster.
+   */
+  #cacheShard(): Promise<void> {
+    const relisted = Promise.all(this.#watches.sharded.map((i) => i.relist()));
+    this.#startInformers();
+    return relisted.then(() => undefined);
+  }
+
+  /** Namespaces of the keys in flight (a hand-over waits until none of its lost ones is). */
+  *#inFlightNamespaces(): Generator<string> {
+    for (const key of this.#queue.inFlightKeys()) {
+      const namespace = parseResourceKey(key)?.namespace;
+      if (namespace !== undefined) yield namespace;
+    }
+  }
+
+  /** Whether this instance may dispatch `key` (always, unless sharding says another shard does). */
+  #owns(key: string): boolean {
+    return !this.#shards || this.#shards.owns(parseResourceKey(key)?.namespace ?? '');
   }
 
   #createElector(): LeaderElector | undefined {
@@ -386,6 +468,11 @@ class ForwarderImpl implements Forwarder {
       inFlightInvocations: () => this.#dispatcher.inFlightInvocations,
       parkedKeys: () => this.#dispatcher.parked().length,
       isLeader: () => (this.isLeader() ? 1 : 0),
+      shardMembers: () => this.#shards?.state().members.length ?? 0,
+      shardHandoverPending: () => {
+        const state = this.#shards?.state();
+        return state && !state.complete ? 1 : 0;
+      },
       informersSynced: () =>
         Object.fromEntries(this.#watches.all.map((i) => [i.name, i.hasSynced()])),
     });
@@ -396,7 +483,8 @@ class ForwarderImpl implements Forwarder {
   }
 
   isLeader(): boolean {
-    return this.#elector ? this.#elector.isLeader() : true;
+    if (this.#elector) return this.#elector.isLeader();
+    return this.#shards ? this.#shards.state().live : true;
   }
 
   async start(): Promise<void> {
@@ -418,11 +506,20 @@ class ForwarderImpl implements Forwarder {
       markerDomain: o.identity.markerDomain,
       kinds: this.#watches.items.map((w) => w.resource.plural).join(','),
       leaderElection: o.leaderElection !== undefined,
+      sharding: this.#shards ? this.#shards.identity : false,
       metrics: this.#server ? `${this.#server.address.host}:${this.#server.address.port}` : 'off',
     });
-    for (const informer of this.#watches.all) informer.start();
     this.#elector?.start();
     this.#dispatcher.start();
+    // A shard lists only once it knows its share (its first ring, `#cacheShard`).
+    if (this.#shards) this.#shards.start();
+    else this.#startInformers();
+  }
+
+  #startInformers(): void {
+    if (this.#informersStarted || this.#stopped) return;
+    this.#informersStarted = true;
+    for (const informer of this.#watches.all) informer.start();
     void Promise.all(this.#watches.all.map((i) => i.synced)).then(() => this.#onSynced());
   }
 
@@ -438,7 +535,7 @@ class ForwarderImpl implements Forwarder {
       ...Object.fromEntries(this.#watches.all.map((i) => [i.name, i.size])),
     });
     this.events.emit('synced');
-    if (this.#progress.finished) this.events.emit('initialSyncDone');
+    if (this.#progress.finished) this.#initialSyncDone();
     this.#checkReady();
     if ((this.#o.resyncIntervalMs ?? 300_000) > 0) this.#resyncLoop = this.#runResync();
   }
@@ -458,6 +555,7 @@ class ForwarderImpl implements Forwarder {
     }
     await this.#recorder.flush();
     await this.#elector?.stop();
+    await this.#shards?.stop();
     await Promise.all(this.#watches.all.map((i) => i.stop()));
     await this.#server?.close();
     this.#logger.info('forwarder stopped');
@@ -473,10 +571,18 @@ class ForwarderImpl implements Forwarder {
   }
 
   resync(): void {
+    this.#resyncWhere();
+  }
+
+  /**
+   * Queues the keys of the namespaces `where` accepts (all), of those this instance dispatches
+   * (a shard's own), and the orphans among them.
+   */
+  #resyncWhere(where?: NamespacePredicate): void {
     if (!this.#intake) return;
     this.metrics.resyncs.inc();
     const now = this.#clock.now();
-    const keys = this.#itemKeys();
+    const keys = this.#itemKeys().filter((key) => this.#owns(key) && inScope(key, where));
     const orphanKeys: string[] = [];
     // Background work: handed out only when no live change waits (the queue's backlog lane).
     for (const key of keys) {
@@ -492,6 +598,7 @@ class ForwarderImpl implements Forwarder {
         const key = this.#virtualKeyOfHost(watch, host);
         if (key === undefined || watch.virtual.get(objectKeyString(key))) continue;
         const queueKey = resourceKeyString(key);
+        if (!this.#owns(queueKey) || !inScope(queueKey, where)) continue;
         orphanKeys.push(queueKey);
         this.#queue.add(queueKey, {
           direction: 'fromHost',
@@ -504,6 +611,11 @@ class ForwarderImpl implements Forwarder {
     this.#logger.debug('resync queued', { keys: keys.length, orphans: orphanKeys.length });
     // The first pass is the initial sync, which has its own progress; later ones get theirs.
     if (this.#progress.finished) this.#beginResyncPass([...keys, ...orphanKeys]);
+  }
+
+  #initialSyncDone(): void {
+    this.#logger.info('initial sync done', { keys: this.#progress.counts.total });
+    this.events.emit('initialSyncDone');
   }
 
   #beginResyncPass(keys: string[]): void {
@@ -547,7 +659,9 @@ class ForwarderImpl implements Forwarder {
       results: this.#results,
       parked: this.#dispatcher.parked(),
       isLeader: this.isLeader(),
+      ...(this.#shards ? { shard: this.#shards.state() } : {}),
       informerRestarts: Object.fromEntries(informers.map((i) => [i.name, i.restarts])),
+      cached: Object.fromEntries(informers.map((i) => [i.name, i.size])),
       synced: informers.every((i) => i.hasSynced()),
       initialSync: this.#progress.counts,
     };
@@ -567,6 +681,11 @@ class ForwarderImpl implements Forwarder {
 
   #enqueue(key: string, direction: Trigger['direction'], cause: string, hostOnly = false): void {
     if (!this.#intake) return;
+    if (!this.#owns(key)) {
+      // Another shard owns the namespace (or will, once the hand-over completes; it resyncs it).
+      this.metrics.shardSkipped.inc({ stage: 'enqueue' });
+      return;
+    }
     const trigger: Trigger = { direction, enqueuedAt: this.#clock.now(), cause };
     if (hostOnly) trigger.hostOnly = true;
     this.#queue.add(key, trigger);
@@ -665,6 +784,9 @@ class ForwarderImpl implements Forwarder {
       if (!informer.hasSynced()) reasons.push(`informer ${informer.name} has not synced`);
     }
     if (this.#elector && !this.#elector.leader()) reasons.push('no leader known yet');
+    if (this.#shards && !this.#shards.state().live) {
+      reasons.push('shard member lease not held (yet)');
+    }
     if (this.#stopped) reasons.push('forwarder is stopping');
     return { ok: reasons.length === 0, reasons };
   }
@@ -672,6 +794,12 @@ class ForwarderImpl implements Forwarder {
   #checkReady(): void {
     if (!this.#intake) return;
     if (this.#elector && !this.#leaderKnown) return;
+    if (this.#shards && !this.#shards.state().live) return;
     this.#resolveReady();
   }
+}
+
+/** Whether the item key `key` is in a namespace `where` accepts (every key without `where`). */
+function inScope(key: string, where: NamespacePredicate | undefined): boolean {
+  return !where || where(parseResourceKey(key)?.namespace ?? '');
 }

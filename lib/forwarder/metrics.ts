@@ -22,6 +22,10 @@ export interface MetricSources {
   isLeader(): number;
   /** Whether each informer has synced, by informer name. */
   informersSynced(): Record<string, boolean>;
+  /** Sharding: live members in this replica's view (0 when sharding is off). */
+  shardMembers?(): number;
+  /** Sharding: 1 while a hand-over to the current membership is not complete. */
+  shardHandoverPending?(): number;
 }
 
 const PREFIX = 'endpoint_sync_forwarder_';
@@ -55,6 +59,10 @@ export class ForwarderMetrics {
   readonly echoesDropped: Counter<'stage'>;
   /** Leader-election transitions (`acquired`, `lost`). */
   readonly leaderTransitions: Counter<'transition'>;
+  /** Keys of namespaces another shard owns, not queued or not sent (`stage`). */
+  readonly shardSkipped: Counter<'stage'>;
+  /** Memberships this shard has seen (each one a hand-over). */
+  readonly shardRings: Counter;
 
   #sources: MetricSources | undefined;
 
@@ -142,6 +150,17 @@ export class ForwarderMetrics {
       labelNames: ['transition'],
       registers,
     });
+    this.shardSkipped = new Counter({
+      name: `${PREFIX}shard_keys_skipped_total`,
+      help: 'Keys of namespaces this shard does not own now, not queued (stage: enqueue) or dropped when batched (stage: dispatch); the owning shard syncs them.',
+      labelNames: ['stage'],
+      registers,
+    });
+    this.shardRings = new Counter({
+      name: `${PREFIX}shard_ring_changes_total`,
+      help: 'Shard memberships this replica has seen (each starts a hand-over of namespaces).',
+      registers,
+    });
     const gauge = (name: string, help: string, pick: (s: MetricSources) => number) =>
       new Gauge({
         name: `${PREFIX}${name}`,
@@ -163,6 +182,14 @@ export class ForwarderMetrics {
     gauge('parked_keys', 'Keys parked now, waiting for the next resync.', (s) => s.parkedKeys());
     gauge('is_leader', '1 when this instance dispatches (leader, or election off).', (s) =>
       s.isLeader(),
+    );
+    gauge('shard_members', 'Live shard members this replica sees (0: sharding off).', (s) =>
+      s.shardMembers ? s.shardMembers() : 0,
+    );
+    gauge(
+      'shard_handover_pending',
+      '1 while a hand-over of namespaces to the current shard membership is not complete.',
+      (s) => (s.shardHandoverPending ? s.shardHandoverPending() : 0),
     );
     const sources = () => this.#sources;
     new Gauge({

@@ -115,6 +115,21 @@ export class InitialSyncProgress {
     this.#draw();
   }
 
+  /**
+   * Drops the pending keys `keep` refuses from the pass (a forwarder shard handed their namespace
+   * to another shard): they count neither as synced nor in the total. True when that finished it.
+   */
+  retain(keep: (key: string) => boolean): boolean {
+    if (this.#total === undefined || this.#finished) return false;
+    for (const key of [...this.#pending]) {
+      if (keep(key)) continue;
+      this.#pending.delete(key);
+      this.#total--;
+    }
+    this.#draw();
+    return this.#finished;
+  }
+
   /** Keys synced and total (total undefined before {@link begin}). */
   get counts(): { synced: number; total: number | undefined } {
     return {

@@ -258,6 +258,11 @@ export class WorkQueue<T> {
     return this.#delayed.size;
   }
 
+  /** The keys in flight now. */
+  inFlightKeys(): IterableIterator<string> {
+    return this.#processing.values();
+  }
+
   /** Whether `key` is in flight now. */
   isProcessing(key: string): boolean {
     return this.#processing.has(key);

@@ -166,6 +166,12 @@ export const FORWARD_SETTINGS = [
     help: 'run leader election on a Lease so only one replica dispatches',
   },
   {
+    flag: 'shards',
+    env: 'ENDPOINT_SYNC_SHARDS',
+    type: 'boolean',
+    help: "split the virtual cluster's namespaces between the replicas (each holds a member Lease); instead of --leader-elect",
+  },
+  {
     flag: 'lease-namespace',
     env: 'ENDPOINT_SYNC_LEASE_NAMESPACE',
     type: 'string',
@@ -178,7 +184,7 @@ export const FORWARD_SETTINGS = [
     env: 'ENDPOINT_SYNC_LEASE_NAME',
     type: 'string',
     valueName: 'NAME',
-    help: 'name of the Lease (default endpoint-sync-forwarder-<VC>)',
+    help: 'name of the Lease, with --shards the prefix of the member Leases (default endpoint-sync-forwarder-<VC>)',
   },
   {
     flag: 'shutdown-timeout',
@@ -237,6 +243,8 @@ export interface ForwardSettings {
   metricsPort?: number;
   metricsAddress: string;
   leaderElect: boolean;
+  /** Run as one shard of several (namespaces split between the replicas). */
+  shards: boolean;
   leaseNamespace?: string;
   leaseName?: string;
   shutdownTimeoutSeconds: number;
@@ -346,6 +354,12 @@ export function resolveForwardSettings(
       `${where('endpoint')} must be an http(s) URL, got "${endpoint}"`,
     );
   }
+  if (bool('leader-elect') && bool('shards')) {
+    throw new ForwardSettingsError(
+      'shards',
+      'give either --leader-elect (one replica dispatches, the others stand by) or --shards (every replica dispatches its share of the namespaces), not both',
+    );
+  }
   const settings: ForwardSettings = {
     inCluster,
     kinds: kindList(required('kinds'), raw('kinds').from),
@@ -361,6 +375,7 @@ export function resolveForwardSettings(
     retryBudget: int('retry-budget', 0, 1000)!,
     metricsAddress: required('metrics-address'),
     leaderElect: bool('leader-elect'),
+    shards: bool('shards'),
     shutdownTimeoutSeconds: int('shutdown-timeout', 0, 3600)!,
     kubeQps: int('kube-qps', 1, 10_000)!,
     queueQps: int('queue-qps', 1, 100_000)!,

@@ -9,12 +9,13 @@
  *   `retryPeriodMs`, with the Lease's resourceVersion; a replica that cannot renew for
  *   `renewDeadlineMs` (< `leaseDurationMs`) stops dispatching before its Lease can expire for the
  *   others, and {@link Shards.stop} releases the Lease (no holder) so the others take over at
- *   once. Another
- *   member is live while its Lease record keeps changing within `leaseDurationMs` on this
- *   replica's own clock (clocks of different machines are never compared).
+ *   once. Another member is live while its Lease record keeps changing within
+ *   `leaseDurationMs` on this replica's own clock (clocks of different machines are never
+ *   compared); when the member list cannot be read, nobody is taken for expired.
  * - **Assignment.** Namespaces go to live members by rendezvous hashing (`shard-ring.ts`).
  * - **Hand-over.** A replica that sees a new ring (membership) at once stops dispatching the
- *   namespaces it loses, waits until none of them has work in flight, then publishes
+ *   namespaces it loses, waits until none of them has work in flight and until it is prepared
+ *   for the ring ({@link ShardsOptions.prepare}: its caches hold what it gains), then publishes
  *   `adopted ring = <id>` on its Lease ({@link ADOPTED_RING_ANNOTATION}). It starts dispatching a
  *   namespace it gains only once every live member has adopted that ring; a namespace it owned
  *   under every ring since its last complete hand-over is never interrupted. The invariant each
@@ -23,9 +24,9 @@
  *   nothing.
  *
  * The forwarder asks {@link Shards.owns} before it dispatches a key, {@link Shards.keeps} to decide
- * what its caches hold, resyncs the namespaces of a `gained` event (level-based: nothing is
- * lost), and calls {@link Shards.poke} when in-flight work ends, so a pending adoption is
- * published without waiting for the next renewal.
+ * what its caches hold (relisting them in `prepare`), resyncs the namespaces of a `gained` event
+ * (level-based: nothing is lost), and calls {@link Shards.poke} when in-flight work ends, so a
+ * pending adoption is published without waiting for the next renewal.
  */
 import { EventEmitter } from 'node:events';
 import {
@@ -82,6 +83,13 @@ export interface ShardsOptions extends Partial<LeaderElectionTiming> {
   identity: string;
   /** Namespaces with work in flight now (keys handed out and not done). */
   inFlight(): Iterable<string>;
+  /**
+   * Called on each new membership (with {@link Shards.keeps} already answering for it); this
+   * replica adopts the ring only once the promise resolves for it. The forwarder relists its
+   * caches here, so a namespace it gains is dispatched only when its caches hold that namespace:
+   * an object missing from the cache would be taken for deleted.
+   */
+  prepare?(ring: { id: string; members: readonly string[] }): Promise<void>;
   clock?: Clock;
   logger?: ForwarderLogger;
 }
@@ -141,6 +149,8 @@ export class Shards {
   #published: string | undefined;
   /** An adoption was just decided: renew again at once to publish it. */
   #publishNow = false;
+  /** The ring id whose {@link ShardsOptions.prepare} has resolved. */
+  #prepared: string | undefined;
   readonly #others = new Map<string, Observed>();
   readonly #stop = new AbortController();
   #wake = new AbortController();
@@ -197,9 +207,14 @@ export class Shards {
     this.#loop ??= this.#run();
   }
 
-  /** Look again now (in-flight work ended, so a pending adoption may be published). */
+  /**
+   * In-flight work ended: when a hand-over was waiting for it to drain, look again now instead
+   * of at the next renewal. Cheap when nothing waits (called after every invocation).
+   */
   poke(): void {
-    this.#wake.abort();
+    const ring = this.#rights.ring;
+    if (!this.#live || !ring || this.#adopted === ring.id) return;
+    if (this.#readyToAdopt()) this.#wake.abort();
   }
 
   /** Stops dispatching everything, ends the loop and releases this replica's Lease. */
@@ -282,6 +297,10 @@ export class Shards {
         namespace: this.#o.namespace,
         error: describe(err),
       });
+      // Without a fresh list the others' Leases only look old: taking them for expired would
+      // hand this replica their namespaces while they still dispatch them. The rights stay as
+      // they are (the others cannot complete a new ring without this replica's adoption).
+      return;
     }
     this.#recompute();
   }
@@ -402,9 +421,10 @@ export class Shards {
       this.events.emit('ring', { id: ring.id, members: ring.members });
       // A new ring only narrows what may be dispatched; gains wait for the complete hand-over.
       this.#emitLost(before, this.#rights);
+      this.#prepare(ring);
     }
-    // Adopt once nothing we may no longer dispatch is in flight.
-    if (this.#adopted !== ring.id && this.#drainedFor(this.#rights)) {
+    // Adopt once nothing we may no longer dispatch is in flight, and we are ready for the rest.
+    if (this.#adopted !== ring.id && this.#readyToAdopt()) {
       this.#adopted = ring.id;
       this.#publishNow = true;
     }
@@ -419,6 +439,34 @@ export class Shards {
       const me = this.identity;
       this.events.emit('gained', (ns) => allowed(this.#rights, ns, me) && !allowed(prior, ns, me));
     }
+  }
+
+  /** Runs {@link ShardsOptions.prepare} for `ring`; its end wakes the loop to adopt. */
+  #prepare(ring: ShardRing): void {
+    const prepare = this.#o.prepare;
+    if (!prepare) {
+      this.#prepared = ring.id;
+      return;
+    }
+    prepare({ id: ring.id, members: ring.members }).then(
+      () => {
+        if (this.#rights.ring?.id !== ring.id) return;
+        this.#prepared = ring.id;
+        this.#wake.abort();
+      },
+      (err: unknown) => {
+        // Not adopted: the hand-over waits (shard_handover_pending) until the next ring.
+        this.#logger.error('shards: preparing for a new membership failed', {
+          ring: ring.id,
+          error: describe(err),
+        });
+      },
+    );
+  }
+
+  /** Whether the current ring may be adopted: prepared for, and nothing lost in flight. */
+  #readyToAdopt(): boolean {
+    return this.#prepared === this.#rights.ring?.id && this.#drainedFor(this.#rights);
   }
 
   /** Whether no namespace with work in flight is outside what `rights` allows. */

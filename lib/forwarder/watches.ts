@@ -50,6 +50,8 @@ export interface Watches {
   readonly references: readonly Informer[];
   /** All of them, in start order. */
   readonly all: readonly Informer[];
+  /** Those filtered by `keeps` (items, host copies, companions): relist them when it changes. */
+  readonly sharded: readonly Informer[];
   /** The cached virtual object with this key, whichever informer holds its resource. */
   get(key: ResourceKey): KubeObject | undefined;
 }
@@ -78,6 +80,12 @@ export interface WatchOptions {
   watchReferences: boolean;
   common: CommonInformerOptions;
   metrics: ForwarderMetrics;
+  /**
+   * Sharding: whether this replica keeps the objects of a (virtual) namespace. Items, their host
+   * copies (by their `object-namespace` annotation) and companions of other namespaces are not
+   * cached. References are cached whole: a reference may name another namespace.
+   */
+  keeps?: (namespace: string) => boolean;
 }
 
 /**
@@ -152,6 +160,7 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
   const references: Informer[] = [];
   const byResource = new Map<string, Informer>();
   const all: Informer[] = [];
+  const sharded: Informer[] = [];
   // The handlers need the finished watch of their kind; it exists before any informer starts.
   const watchOf = new Map<SyncKind, ItemWatch>();
   const on = (spec: InformerSpec): ((object: KubeObject, deleted: boolean) => void) => {
@@ -170,8 +179,10 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
   for (const spec of informerPlan(o.kinds, o.watchReferences)) {
     const host = spec.side === 'host';
     const handler = on(spec);
+    const filter = o.keeps && shardFilter(spec.role, o.identity.markerDomain, o.keeps);
     const informer = new Informer({
       ...o.common,
+      ...(filter ? { filter } : {}),
       ...(host
         ? {
             namespace: o.identity.hostNamespace,
@@ -191,6 +202,7 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
       },
     });
     all.push(informer);
+    if (filter) sharded.push(informer);
     if (spec.kind) {
       const pair = items.get(spec.kind) ?? {};
       pair[host ? 'host' : 'virtual'] = informer;
@@ -215,6 +227,7 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
     companions,
     references,
     all,
+    sharded,
     get: (key) => byResource.get(key.resource)?.get(objectKeyString(key)),
   };
 }
@@ -226,6 +239,23 @@ const TRANSFORMS: Record<InformerRole, (markerDomain: string) => (o: KubeObject)
   companion: () => companionView,
   reference: () => withoutManagedFields,
 };
+
+/**
+ * What a shard caches of an informer: the objects of the namespaces it keeps (a host copy by the
+ * virtual namespace it names); undefined for references, which are cached whole.
+ */
+function shardFilter(
+  role: InformerRole,
+  markerDomain: string,
+  keeps: (namespace: string) => boolean,
+): ((object: KubeObject) => boolean) | undefined {
+  if (role === 'reference') return undefined;
+  if (role === 'host-copy') {
+    const annotation = `${markerDomain}/object-namespace`;
+    return (object) => keeps(object.metadata.annotations?.[annotation] ?? '');
+  }
+  return (object) => keeps(object.metadata.namespace ?? '');
+}
 
 /** The queue key parts of an object of a watched resource. */
 export function resourceKeyOf(resource: string, object: KubeObject): ResourceKey {

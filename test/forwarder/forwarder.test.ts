@@ -190,7 +190,11 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     const invoker = new PlanInvoker(host.cluster);
     const f = start(invoker, { kinds: ['endpoints'], metricsPort: 0 });
     await waitFor('initial sync', () => f.stats().initialSync.synced === 1);
-    expect(invoker.resourceKeysSent()).toEqual(['endpoints/apps/web']);
+    await waitFor('quiet', () => f.stats().queueDepth === 0 && f.stats().inFlightKeys === 0);
+    // The Endpoints may go twice: this invoker reports no host resourceVersions, so the watch
+    // event of the copy it created is not recognised as an echo, and whether that fromHost item
+    // is sent before this line depends on the load. What matters: no EndpointSlice, ever.
+    expect(new Set(invoker.resourceKeysSent())).toEqual(new Set(['endpoints/apps/web']));
     const metrics = await (
       await fetch(`http://127.0.0.1:${f.metricsAddress!.port}/metrics`)
     ).text();

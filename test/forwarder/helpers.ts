@@ -3,6 +3,7 @@
  * recording logger.
  */
 
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { ForwarderLogger } from '../../lib/forwarder/logger.ts';
 import { createKubeClient, type KubeClient } from '../../lib/kube/client.ts';
 import { kubeConfigFromString } from '../../lib/kube/kubeconfig.ts';
@@ -76,4 +77,62 @@ export function versions(objects: readonly KubeObject[]): Record<string, string 
     out[`${o.metadata.namespace ?? ''}/${o.metadata.name}`] = o.metadata.resourceVersion;
   }
   return out;
+}
+
+const relays: Server[] = [];
+
+/**
+ * A TCP relay to the emulator whose `cut()` drops every connection and refuses new ones: a pod
+ * that crashed or lost its network, as its peers see it (its Lease is never released).
+ */
+export async function cuttable(server: string): Promise<{ url: string; cut(): void }> {
+  const target = new URL(server);
+  const sockets = new Set<Socket>();
+  let open = true;
+  const proxy = createServer((socket) => {
+    if (!open) return socket.destroy();
+    const upstream = connect(Number(target.port), target.hostname);
+    sockets.add(socket).add(upstream);
+    socket.pipe(upstream).pipe(socket);
+    const end = () => {
+      socket.destroy();
+      upstream.destroy();
+    };
+    socket.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  relays.push(proxy);
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as { port: number };
+  return {
+    url: `${target.protocol}//127.0.0.1:${port}`,
+    cut: () => {
+      open = false;
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
+
+/** Closes every relay {@link cuttable} opened. */
+export function closeRelays(): void {
+  for (const relay of relays.splice(0)) relay.close();
+}
+
+/**
+ * Another real client of `cluster` (no client-side rate limit, no retries), through `server`
+ * (a {@link cuttable} relay) when given.
+ */
+export function clientOf(cluster: EmulatedCluster, server?: string): KubeClient {
+  const kubeconfig = server
+    ? cluster.kubeconfig.replace(/server: \S+/, `server: ${server}`)
+    : cluster.kubeconfig;
+  return createKubeClient(kubeConfigFromString(kubeconfig), {
+    qps: Number.POSITIVE_INFINITY,
+    retry: { maxAttempts: 1, baseDelayMs: 5, maxDelayMs: 20 },
+  });
+}
+
+/** The API server URL of `cluster`'s kubeconfig. */
+export function serverOf(cluster: EmulatedCluster): string {
+  return /server: (\S+)/.exec(cluster.kubeconfig)![1]!;
 }

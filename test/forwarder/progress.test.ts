@@ -2,7 +2,7 @@
  * ProgressMeter: a redrawn line on a terminal, periodic log lines elsewhere, nothing else.
  */
 import { describe, expect, it } from 'vitest';
-import { ProgressMeter } from '../../lib/forwarder/progress.ts';
+import { InitialSyncProgress, ProgressMeter } from '../../lib/forwarder/progress.ts';
 
 function recorder(isTTY: boolean) {
   const written: string[] = [];
@@ -65,5 +65,27 @@ describe('ProgressMeter', () => {
     m.end();
     m.update(1, 1);
     expect(r.written).toEqual([]);
+  });
+});
+
+describe('InitialSyncProgress.retain (a shard hands namespaces over mid-pass)', () => {
+  it('drops the pending keys it refuses from the total, and finishes when only those were left', () => {
+    const p = new InitialSyncProgress(undefined);
+    expect(p.retain(() => false)).toBe(false); // before begin: nothing to drop
+    p.begin(['a/1', 'a/2', 'b/1', 'b/2']);
+    p.done('a/1');
+    p.done('b/1');
+    // b/1 is synced already and stays counted; b/2 is another shard's now.
+    expect(p.retain((key) => key.startsWith('a/'))).toBe(false);
+    expect(p.counts).toEqual({ synced: 2, total: 3 });
+    p.done('a/2');
+    expect(p.finished).toBe(true);
+
+    const q = new InitialSyncProgress(undefined);
+    q.begin(['a/1', 'b/1']);
+    q.done('a/1');
+    expect(q.retain((key) => key.startsWith('a/'))).toBe(true);
+    expect(q.counts).toEqual({ synced: 1, total: 1 });
+    expect(q.retain(() => false)).toBe(false); // finished: unchanged
   });
 });

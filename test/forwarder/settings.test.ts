@@ -126,6 +126,18 @@ describe('resolveForwardSettings', () => {
     );
   });
 
+  it('turns sharding on by flag or ENDPOINT_SYNC_SHARDS (off by default), never together with leader election', () => {
+    expect(resolveForwardSettings(required, {}).shards).toBe(false);
+    expect(resolveForwardSettings({ ...required, shards: true }, {}).shards).toBe(true);
+    expect(resolveForwardSettings(required, { ENDPOINT_SYNC_SHARDS: 'on' }).shards).toBe(true);
+    expect(() =>
+      resolveForwardSettings({ ...required, shards: true }, { ENDPOINT_SYNC_LEADER_ELECT: 'true' }),
+    ).toThrow(/either --leader-elect .* or --shards/);
+    expect(() => resolveForwardSettings(required, { ENDPOINT_SYNC_SHARDS: 'maybe' })).toThrow(
+      /ENDPOINT_SYNC_SHARDS must be true or false/,
+    );
+  });
+
   it('gives every setting a distinct ENDPOINT_SYNC_ variable', () => {
     const envs = FORWARD_SETTINGS.map((s) => s.env);
     expect(new Set(envs).size).toBe(envs.length);

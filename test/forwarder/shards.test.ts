@@ -3,7 +3,6 @@
  * replica a {@link Shards} on its own client. A monitor samples every few milliseconds that no
  * namespace is dispatchable by two replicas at once.
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShardRing } from '../../lib/forwarder/shard-ring.ts';
 import {
@@ -13,59 +12,31 @@ import {
   Shards,
 } from '../../lib/forwarder/shards.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
-import { createKubeClient } from '../../lib/kube/client.ts';
-import { kubeConfigFromString } from '../../lib/kube/kubeconfig.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
-import { clusterWithClient, waitFor } from './helpers.ts';
+import {
+  clientOf,
+  closeRelays,
+  clusterWithClient,
+  cuttable,
+  serverOf,
+  waitFor,
+} from './helpers.ts';
 
 let cluster: EmulatedCluster;
 let client: KubeClient;
 const replicas: Array<{ shards: Shards; client: KubeClient }> = [];
 let monitor: ReturnType<typeof setInterval> | undefined;
-const proxies: Server[] = [];
 
 afterEach(async () => {
   if (monitor) clearInterval(monitor);
   monitor = undefined;
   await Promise.all(replicas.splice(0).map((r) => r.shards.stop()));
   await Promise.all(replicas.map((r) => r.client.close()));
-  for (const p of proxies.splice(0)) p.close();
+  closeRelays();
   await client?.close();
   await cluster?.close();
 });
-
-/**
- * A TCP relay to the emulator whose `cut()` drops every connection and refuses new ones: a pod
- * that crashed or lost its network, as its peers see it (its Lease is never released).
- */
-async function cuttable(server: string): Promise<{ url: string; cut(): void }> {
-  const target = new URL(server);
-  const sockets = new Set<Socket>();
-  let open = true;
-  const proxy = createServer((socket) => {
-    if (!open) return socket.destroy();
-    const upstream = connect(Number(target.port), target.hostname);
-    sockets.add(socket).add(upstream);
-    socket.pipe(upstream).pipe(socket);
-    const end = () => {
-      socket.destroy();
-      upstream.destroy();
-    };
-    socket.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  proxies.push(proxy);
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const { port } = proxy.address() as { port: number };
-  return {
-    url: `${target.protocol}//127.0.0.1:${port}`,
-    cut: () => {
-      open = false;
-      for (const s of sockets) s.destroy();
-    },
-  };
-}
 
 const timing = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 };
 const NAMESPACES = Array.from({ length: 60 }, (_, i) => `ns-${i}`);
@@ -80,13 +51,7 @@ interface Replica {
 }
 
 function replica(identity: string, server?: string): Replica {
-  const kubeconfig = server
-    ? cluster.kubeconfig.replace(/server: \S+/, `server: ${server}`)
-    : cluster.kubeconfig;
-  const own = createKubeClient(kubeConfigFromString(kubeconfig), {
-    qps: Number.POSITIVE_INFINITY,
-    retry: { maxAttempts: 1, baseDelayMs: 5, maxDelayMs: 20 },
-  });
+  const own = clientOf(cluster, server);
   const inFlight = new Set<string>();
   const shards = new Shards({
     client: own,
@@ -240,7 +205,7 @@ describe('Shards against the emulator', () => {
     const all: Replica[] = [];
     const violations: string[] = [];
     watchForDoubles(() => all, violations);
-    const link = await cuttable(/server: (\S+)/.exec(cluster.kubeconfig)![1]!);
+    const link = await cuttable(serverOf(cluster));
     const a = replica('a');
     const b = replica('b', link.url);
     all.push(a, b);
@@ -259,6 +224,25 @@ describe('Shards against the emulator', () => {
     await waitFor('a takes over', () => ofB.every((ns) => a.shards.owns(ns)), 5000);
     expect(Date.now() - cutAt).toBeGreaterThanOrEqual(timing.leaseDurationMs - 100);
     expect(a.gained.some((g) => ofB.every((ns) => g(ns)))).toBe(true);
+    expect(violations).toEqual([]);
+  });
+
+  it('while the member Leases cannot be listed, nobody is taken for expired (each keeps its share)', async () => {
+    const { all, violations, a } = await startWithA();
+    const b = replica('b');
+    all.push(b);
+    b.shards.start();
+    await waitFor('a, b complete', complete([a, b], 2), 5000);
+    const shares = owners(all);
+    // Renewals still work, lists fail: each Lease looks unchanged to the other for longer than
+    // the lease duration. Taking it for expired would hand each replica every namespace.
+    cluster.faults.add({ verb: 'list', resource: 'leases', status: 500 });
+    await new Promise((r) => setTimeout(r, timing.leaseDurationMs * 2));
+    expect(owners(all)).toEqual(shares);
+    cluster.faults.clear();
+    await new Promise((r) => setTimeout(r, timing.retryPeriodMs * 4));
+    expect(complete([a, b], 2)()).toBe(true);
+    expect(owners(all)).toEqual(shares);
     expect(violations).toEqual([]);
   });
 });

@@ -126,6 +126,15 @@ const command: Command & { stop: StopSignal } = {
             },
           }
         : {}),
+      ...(settings.shards
+        ? {
+            sharding: {
+              namespace: settings.leaseNamespace ?? kube.podNamespace ?? 'default',
+              ...(settings.leaseName ? { prefix: settings.leaseName } : {}),
+              identity: `${podName}-${process.pid}`,
+            },
+          }
+        : {}),
       progress: process.stderr,
       logger,
     });
