@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { resolveForwardSettings } from '../../lib/forwarder/settings.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 
 const run = promisify(execFile);
@@ -23,6 +24,7 @@ const KUSTOMIZATIONS = [
   ['deploy/base', 'virtual'],
   ['deploy/overlays/single-tenant/virtual', 'virtual'],
   ['deploy/overlays/multi-tenant/virtual', 'virtual'],
+  ['deploy/overlays/sharded/virtual', 'virtual'],
   ['deploy/function', 'host'],
   ['deploy/host', 'host'],
   ['deploy/overlays/single-tenant/host', 'host'],
@@ -96,6 +98,23 @@ describe('kubectl apply --dry-run=server --validate=strict -k', () => {
       expect(cluster.store.resourceVersion()).toBe(version);
     },
   );
+
+  it('the sharded component turns leader election off and sharding on, with 3 replicas', async () => {
+    const { stdout } = await run('kubectl', ['kustomize', 'deploy/overlays/sharded/virtual'], {
+      cwd: root,
+    });
+    const objects = parseAllDocuments(stdout).map(
+      (d) =>
+        d.toJS() as { kind: string; data?: Record<string, string>; spec?: { replicas?: number } },
+    );
+    const config = objects.find((o) => o.kind === 'ConfigMap')!;
+    const settings = resolveForwardSettings({}, config.data!);
+    expect(settings.shards).toBe(true);
+    expect(settings.leaderElect).toBe(false);
+    // The overlay it builds on keeps its values.
+    expect(settings.hostNamespace).toBe('vc-my-vcluster');
+    expect(objects.find((o) => o.kind === 'Deployment')!.spec!.replicas).toBe(3);
+  });
 
   it('a mistake in a manifest is refused (the validation is live): an unknown field', async () => {
     const copy = join(dir, 'deploy');
