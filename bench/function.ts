@@ -34,6 +34,7 @@ import {
 import type { KubeObject } from '../lib/kube/object.ts';
 import { startCluster } from '../lib/local/apiserver/index.ts';
 import { createExpressionEngine } from '../lib/patches/expression/index.ts';
+import { fixtureConfig } from '../test/fixtures/read.ts';
 import { figure, ratioFigure } from './support/figures.ts';
 import { percentile } from './support/percentile.ts';
 
@@ -42,18 +43,8 @@ const HOST_NS = 'vc-host';
 const VC = 'vc';
 const ITEMS = 100;
 const COLD_RUNS = 10;
-const CONFIG = `sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations[*]
-          expression: '"pre-" + value'
-          reverseExpression: value.slice(4)
-        - path: metadata.labels.tier
-          expression: '"gold"'
-        - path: metadata.annotations.upstream
-          expression: virtualToHostDNS(value)
-`;
+/** Objects here carry no `payload` or `db-secret` annotation, so those patches skip. */
+const CONFIG = fixtureConfig('five-shapes.yaml');
 
 const median = (v: number[]) => percentile(v, 50);
 const ms = (n: number) => `${n.toFixed(2)} ms`;

@@ -12,31 +12,14 @@ import { createExpressionEngine } from '../lib/patches/expression/index.ts';
 import { planSync } from '../lib/sync/plan.ts';
 import type { PlanInput } from '../lib/sync/plan-input.ts';
 import type { HostWrite } from '../lib/sync/types.ts';
+import { fixtureConfig } from '../test/fixtures/read.ts';
 import { cpuMs } from './support/cpu-time.ts';
 import { figure } from './support/figures.ts';
 
 const OBJECTS = 10_000;
 const identity = { name: 'vc', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' };
 
-const FIVE_SHAPES = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations[*]
-          expression: '"pre-" + value'
-          reverseExpression: value.slice(4)
-        - path: metadata.labels.tier
-          expression: '"gold"'
-        - path: metadata.annotations.payload
-          expression: btoa(value)
-        - path: metadata.annotations.payload
-          reverseExpression: atob(value)
-        - path: metadata.annotations.upstream
-          expression: virtualToHostDNS(value)
-        - path: metadata.annotations["db-secret"]
-          reference: {apiVersion: v1, kind: Secret}
-`;
+const FIVE_SHAPES = fixtureConfig('five-shapes.yaml');
 
 function load(text: string): SyncConfig {
   const { config } = parseConfig(text, 'bench.yaml');

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { main } from '../../lib/cli/main.ts';
+import { fixtureConfig } from '../fixtures/read.ts';
 import { bufferIO } from './buffer-io.ts';
 
 async function run(args: string[], files: Record<string, string>) {
@@ -12,15 +13,7 @@ async function run(args: string[], files: Record<string, string>) {
   return { code, stdout: io.out, stderr: io.err };
 }
 
-const CONFIG = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations[*]
-          expression: '"pre-" + value'
-          reverseExpression: value.slice(4)
-`;
+const CONFIG = fixtureConfig('prefix-annotations.yaml');
 const VIRTUAL = `
 apiVersion: v1
 kind: Endpoints

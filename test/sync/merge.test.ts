@@ -7,6 +7,7 @@ import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { Plan } from '../../lib/sync/types.ts';
+import { fixtureConfig } from '../fixtures/read.ts';
 import { ClusterPair, config, DOMAIN, endpoints, manualService } from './fixtures.ts';
 
 let evaluator: Evaluator;
@@ -15,23 +16,8 @@ beforeAll(async () => {
 });
 
 const HOST = 'endpoints/vc-host/db-x-default-x-vc';
-const PREFIX = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations[*]
-          expression: '"pre-" + value'
-          reverseExpression: value.slice(4)
-`;
-const ONE_WAY = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations[*]
-          expression: '"pre-" + value'
-`;
+const PREFIX = fixtureConfig('prefix-annotations.yaml');
+const ONE_WAY = fixtureConfig('prefix-annotations-one-way.yaml');
 
 function setup(
   yaml: string,

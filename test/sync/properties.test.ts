@@ -11,6 +11,7 @@ import type { Evaluator } from '../../lib/patches/types.ts';
 import { hostKeyOf, ownsHostNamespace } from '../../lib/sync/namespaces.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { Plan } from '../../lib/sync/types.ts';
+import { fixtureConfig } from '../fixtures/read.ts';
 import { ClusterPair, config, DOMAIN, identity, manualService, secret } from './fixtures.ts';
 
 let evaluator: Evaluator;
@@ -20,23 +21,8 @@ beforeAll(async () => {
 
 const CONFIGS = {
   none: '',
-  prefixPair: `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations[*]
-          expression: '"pre-" + value'
-          reverseExpression: value.slice(4)
-`,
-  oneWay: `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations[*]
-          expression: '"pre-" + value'
-`,
+  prefixPair: fixtureConfig('prefix-annotations.yaml'),
+  oneWay: fixtureConfig('prefix-annotations-one-way.yaml'),
   constant: `
 sync:
   toHost:
