@@ -195,7 +195,7 @@ export function finishForHost(
   const labels: Record<string, string> = { ...applied.labels };
   labels[markers.managedBy] = identity.name;
   labels[markers.namespace] = virtualKey.namespace;
-  kindOfKind(kind)?.finishHost(labels, { key: virtualKey, virtual, ctx });
+  kindOfKind(kind)?.finishHost(labels, { key: virtualKey, virtual, ctx, copy: patched });
   patched.metadata = { name: hostKey.name, namespace: hostKey.namespace, labels, annotations };
   patched.apiVersion = apiVersionFor(virtual, kind);
   patched.kind = kind;

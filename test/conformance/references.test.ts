@@ -150,3 +150,44 @@ describe('reference host names by kind', () => {
     expect(written, c.source).toBe(expected);
   });
 });
+
+describe(`the copy of a referenced Secret (${source('pkg/controllers/resources/secrets/to_host_syncer.go')} SyncToHost)`, () => {
+  it.each([
+    ['kubernetes.io/service-account-token', 'Opaque'],
+    ['kubernetes.io/tls', 'kubernetes.io/tls'],
+    ['Opaque', 'Opaque'],
+  ])('type %s -> %s [same]', (type, expected) => {
+    const yaml = [
+      'sync:',
+      '  toHost:',
+      '    endpoints:',
+      '      patches:',
+      '        - path: metadata.annotations["example.com/ref"]',
+      '          reference: {apiVersion: v1, kind: Secret}',
+    ].join('\n');
+    const pair = new ClusterPair();
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { 'example.com/ref': 'target' } }),
+    );
+    pair.put('virtual', 'services', manualService());
+    pair.put('virtual', 'secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'target',
+        namespace: 'default',
+        annotations: { 'kubernetes.io/service-account.name': 'default' },
+      },
+      type,
+      data: { token: 'dg==' },
+    });
+    const plan = planSync(pair.input(config(yaml), 'default', 'db', who), { evaluator });
+    const copy = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === 'secrets');
+    expect(copy?.verb === 'create' && copy.object.metadata.name).toBe(
+      hostName('target', 'default', 'my-vcluster'),
+    );
+    expect(copy?.verb === 'create' && copy.object['type']).toBe(expected);
+  });
+});

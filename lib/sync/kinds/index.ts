@@ -8,11 +8,13 @@ import { RESOURCES, type ResourceType, SYNCED_RESOURCES } from '../../model/inde
 import { ENDPOINT_SLICE_KIND } from './endpoint-slice.ts';
 import { ENDPOINTS_KIND } from './endpoints.ts';
 import { plainKind, type SyncKind } from './kind.ts';
+import { SECRET_KIND } from './secret.ts';
 
 export type {
   Companion,
   CompanionObjects,
   FieldCopier,
+  FinishInput,
   KindInput,
   SkipReason,
   SyncKind,
@@ -22,6 +24,7 @@ export type {
 const KIND_FILES: Readonly<Partial<Record<string, SyncKind>>> = {
   endpoints: ENDPOINTS_KIND,
   endpointSlices: ENDPOINT_SLICE_KIND,
+  secrets: SECRET_KIND,
 };
 
 /** Every synced kind, in the order of the synced-resource table. */

@@ -49,6 +49,15 @@ export interface KindInput {
   ctx: SyncContext;
 }
 
+/** What {@link SyncKind.finishHost} is given: the object, and its patched host copy. */
+export interface FinishInput extends Omit<KindInput, 'companions'> {
+  /**
+   * The host copy after the patches (its spec fields are absent when no patch could reach
+   * them: they are then the virtual spec in host form, by `specFields`).
+   */
+  copy: KubeObject;
+}
+
 /** One synced kind. */
 export interface SyncKind {
   /** Its row of the model's synced-resource table (resource, config section, name scheme). */
@@ -66,11 +75,14 @@ export interface SyncKind {
   skipReason(input: KindInput): SkipReason | undefined;
   /** Whether a host object of this kind that no virtual cluster marked may be taken over. */
   canTakeOver(host: KubeObject, ctx: SyncContext): boolean;
-  /** Sets the {@link hostOnlyLabels} on the finished host copy (labels already in host form). */
-  finishHost(labels: Record<string, string>, input: Omit<KindInput, 'companions'>): void;
+  /**
+   * Sets the {@link hostOnlyLabels} on the finished host copy (`labels`, already in host form),
+   * and puts back in `input.copy` whatever the kind never lets a patch write to the host.
+   */
+  finishHost(labels: Record<string, string>, input: FinishInput): void;
 }
 
-/** A kind whose only rules are the generic ones (a Secret or ConfigMap copied for a reference). */
+/** A kind whose only rules are the generic ones (a ConfigMap or Service copied for a reference). */
 export function plainKind(row: SyncedResource): SyncKind {
   return {
     row,
