@@ -1,10 +1,11 @@
 /**
  * The cluster-wide dry run behind `endpoint-sync plan --virtual-kubeconfig V --host-kubeconfig H`:
- * every key a full resync of the forwarder would send (each virtual Endpoints, plus each managed
- * host copy whose virtual object is gone), built into event items the way the forwarder builds
- * them, and planned against the host as it is the way the sync function plans them, without a
- * single write on either side. Only list (virtual cluster, host namespace) and get (host copies
- * and the host objects reference patches name) reach the API servers.
+ * every key a full resync of the forwarder would send (each virtual object of every item kind of
+ * the kinds table, Endpoints and EndpointSlices, plus each managed host copy whose virtual object
+ * is gone), built into event items the way the forwarder builds them, and planned against the
+ * host as it is the way the sync function plans them, without a single write on either side.
+ * Only list (virtual cluster, host namespace) and get (the host objects reference patches name)
+ * reach the API servers.
  */
 import type { SyncConfig } from '../config/index.ts';
 import type { EventDirection, EventItem } from '../contract/index.ts';
@@ -21,7 +22,6 @@ import {
   type KubeClient,
   type KubeObject,
   NotFoundError,
-  RESOURCES,
   type ResourceType,
 } from '../kube/index.ts';
 import {
@@ -32,12 +32,18 @@ import {
   resourceKeyString,
 } from '../model/index.ts';
 import type { Evaluator } from '../patches/types.ts';
-import type {
-  HostWrite,
-  Plan,
-  PlanStatus,
-  VirtualClusterIdentity,
-  VirtualWrite,
+import {
+  companionResources,
+  type HostWrite,
+  ITEM_KINDS,
+  kindResource,
+  type Plan,
+  type PlanStatus,
+  REFERENCE_RESOURCES,
+  resourceByPlural,
+  type SyncKind,
+  type VirtualClusterIdentity,
+  type VirtualWrite,
 } from '../sync/index.ts';
 
 /** What {@link planCluster} reads from and plans with. */
@@ -49,6 +55,8 @@ export interface ClusterPlanOptions {
   evaluator: Evaluator;
   /** Keys planned at once (host reads overlap); default the function's own concurrency. */
   concurrency?: number;
+  /** The item kinds to plan (default every item kind of the table, as the forwarder watches). */
+  kinds?: readonly SyncKind[];
   /** Called once the keys are known, then after every planned key. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -64,8 +72,9 @@ export interface PlannedWrite {
 
 /** The dry run's answer for one key. */
 export interface ClusterPlanEntry {
-  key: { namespace: string; name: string };
-  /** `toHost` for a virtual Endpoints, `fromHost` for a host copy whose virtual object is gone. */
+  /** The item: its resource (`endpoints`, `endpointslices`), namespace and name. */
+  key: { resource: string; namespace: string; name: string };
+  /** `toHost` for a virtual object, `fromHost` for a host copy whose virtual object is gone. */
   direction: EventDirection;
   status: PlanStatus;
   reasonCode: string;
@@ -96,74 +105,81 @@ export interface ClusterPlan {
 /** Lists, builds and plans every key; never writes. Rejects only when a list fails. */
 export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
   const { identity } = o;
-  const [endpoints, services, secrets, configMaps, hostEndpoints] = await Promise.all([
-    o.virtual.listAll(RESOURCES.endpoints),
-    o.virtual.listAll(RESOURCES.services),
-    o.virtual.listAll(RESOURCES.secrets),
-    o.virtual.listAll(RESOURCES.configMaps),
-    // Every Endpoints of the host namespace, not only the managed ones: a plan must also see a
-    // foreign object that holds a copy's name. One list instead of a get per key.
-    o.host.listAll(RESOURCES.endpoints, { namespace: identity.hostNamespace }),
+  const kinds = o.kinds ?? ITEM_KINDS;
+  const itemTypes = kinds.map(kindResource);
+  const companionTypes = companionResources(kinds).map((plural) => {
+    const type = resourceByPlural(plural);
+    if (type === undefined) throw new Error(`companion resource ${plural} has no API row`);
+    return type;
+  });
+  const listVirtual = (types: readonly ResourceType[]) =>
+    Promise.all(types.map((type) => o.virtual.listAll(type).then((list) => list.items)));
+  const [items, companions, references, hostItems] = await Promise.all([
+    listVirtual(itemTypes),
+    listVirtual(companionTypes),
+    listVirtual(REFERENCE_RESOURCES),
+    // Every object of the host namespace, not only the managed ones: a plan must also see a
+    // foreign object that holds a copy's name. One list per kind instead of a get per key.
+    Promise.all(
+      itemTypes.map((type) =>
+        o.host.listAll(type, { namespace: identity.hostNamespace }).then((list) => list.items),
+      ),
+    ),
   ]);
-  const managedBy = `${identity.markerDomain}/managed-by`;
-  const hostCopies = hostEndpoints.items.filter(
-    (item) => item.metadata.labels?.[managedBy] === identity.name,
-  );
   // The same views of each object the forwarder's caches keep, so the plan sees what a live
   // forwarder would send.
-  const byKey = (items: KubeObject[], view: (o: KubeObject) => KubeObject) =>
-    new Map(items.map((item) => [objectKeyString(keyOfObject(item)), view(item)]));
-  const virtualEndpoints = byKey(endpoints.items, withoutManagedFields);
-  const virtualServices = byKey(services.items, companionView);
-  const virtualSecrets = byKey(secrets.items, withoutManagedFields);
-  const virtualConfigMaps = byKey(configMaps.items, withoutManagedFields);
+  const byKey = (objects: KubeObject[], view: (o: KubeObject) => KubeObject) =>
+    new Map(objects.map((item) => [objectKeyString(keyOfObject(item)), view(item)]));
+  const virtualByResource = new Map<string, Map<string, KubeObject>>([
+    ...itemTypes.map((type, i) => [type.plural, byKey(items[i]!, withoutManagedFields)] as const),
+    ...companionTypes.map(
+      (type, i) => [type.plural, byKey(companions[i]!, companionView)] as const,
+    ),
+  ]);
+  const referenced = references.map((objects) => byKey(objects, withoutManagedFields));
 
-  // A full resync's keys: every virtual Endpoints, and the orphaned host copies (their virtual
-  // object is gone, so the sync deletes them).
+  // A full resync's keys, kind by kind in table order: every virtual object of the kind, then
+  // its orphaned host copies (their virtual object is gone, so the sync deletes them).
   const keys = new Map<string, EventDirection>();
-  const itemKey = (key: { namespace: string; name: string }) =>
-    resourceKeyString({ resource: RESOURCES.endpoints.plural, ...key });
-  for (const key of [...virtualEndpoints.keys()].sort()) {
-    keys.set(itemKey(parseObjectKey(key)), 'toHost');
-  }
+  const managedBy = `${identity.markerDomain}/managed-by`;
   const view = hostCopyView(identity.markerDomain);
-  const orphans: string[] = [];
-  for (const copy of hostCopies.map(view)) {
-    const annotations = copy.metadata.annotations ?? {};
-    const name = annotations[`${identity.markerDomain}/object-name`];
-    const namespace = annotations[`${identity.markerDomain}/object-namespace`];
-    if (!name || !namespace) continue;
-    const key = itemKey({ namespace, name });
-    if (!keys.has(key)) orphans.push(key);
+  for (const [i, type] of itemTypes.entries()) {
+    const itemKey = (key: { namespace: string; name: string }) =>
+      resourceKeyString({ resource: type.plural, ...key });
+    for (const key of [...virtualByResource.get(type.plural)!.keys()].sort()) {
+      keys.set(itemKey(parseObjectKey(key)), 'toHost');
+    }
+    const orphans: string[] = [];
+    for (const copy of hostItems[i]!) {
+      if (copy.metadata.labels?.[managedBy] !== identity.name) continue;
+      const annotations = view(copy).metadata.annotations ?? {};
+      const name = annotations[`${identity.markerDomain}/object-name`];
+      const namespace = annotations[`${identity.markerDomain}/object-namespace`];
+      if (!name || !namespace) continue;
+      const key = itemKey({ namespace, name });
+      if (!keys.has(key)) orphans.push(key);
+    }
+    for (const key of orphans.sort()) keys.set(key, 'fromHost');
   }
-  for (const key of orphans.sort()) keys.set(key, 'fromHost');
 
   const now = Date.now();
-  const { items } = buildEvent(
+  const event = buildEvent(
     [...keys].map(([key, direction]) => ({
       key,
       trigger: { direction, enqueuedAt: now, cause: 'dry-run' } satisfies Trigger,
       failures: 0,
     })),
     {
-      get: (key) => {
-        const byResource =
-          key.resource === RESOURCES.endpoints.plural
-            ? virtualEndpoints
-            : key.resource === RESOURCES.services.plural
-              ? virtualServices
-              : undefined;
-        return byResource?.get(objectKeyString(key));
-      },
+      get: (key) => virtualByResource.get(key.resource)?.get(objectKeyString(key)),
       references: (key) => {
-        const object = virtualEndpoints.get(objectKeyString(parseResourceKey(key)!));
+        const parsed = parseResourceKey(key)!;
+        const object = virtualByResource.get(parsed.resource)?.get(objectKeyString(parsed));
         if (!object) return [];
-        return referenceCandidates(object).flatMap((ref) => {
-          const k = objectKeyString(ref);
-          return [virtualSecrets.get(k), virtualConfigMaps.get(k)].filter(
-            (x): x is KubeObject => x !== undefined,
-          );
-        });
+        return referenceCandidates(object).flatMap((ref) =>
+          referenced
+            .map((objects) => objects.get(objectKeyString(ref)))
+            .filter((x): x is KubeObject => x !== undefined),
+        );
       },
     },
     identity,
@@ -172,23 +188,23 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
 
   const host = listedReads(
     o.host,
-    RESOURCES.endpoints,
     identity.hostNamespace,
-    hostEndpoints.items,
+    itemTypes.map((type, i) => [type, hostItems[i]!] as const),
   );
   let done = 0;
-  o.onProgress?.(0, items.length);
-  const plans = await runItems(items, o.concurrency ?? DEFAULT_CONCURRENCY, async (item) => {
+  const total = event.items.length;
+  o.onProgress?.(0, total);
+  const plans = await runItems(event.items, o.concurrency ?? DEFAULT_CONCURRENCY, async (item) => {
     const plan = await planItem(item, {
       client: host,
       evaluator: o.evaluator,
       identity,
       config: o.config,
     });
-    o.onProgress?.(++done, items.length);
+    o.onProgress?.(++done, total);
     return plan;
   });
-  const entries = plans.map((plan, i) => entryOf(items[i]!, plan));
+  const entries = plans.map((plan, i) => entryOf(event.items[i]!, plan));
   return { entries, summary: summarize(entries) };
 }
 
@@ -210,7 +226,7 @@ function entryOf(item: EventItem, plan: Plan): ClusterPlanEntry {
     ...plan.virtualWrites.map(named('virtual')),
   ];
   return {
-    key: { namespace: item.key.namespace, name: item.key.name },
+    key: { resource: item.key.resource, namespace: item.key.namespace, name: item.key.name },
     direction: item.direction,
     status: plan.status,
     reasonCode: plan.reasonCode,
@@ -251,24 +267,25 @@ export function hasChanges(summary: ClusterPlanSummary): boolean {
 }
 
 /**
- * `client`, whose `get` of one resource in one namespace answers from `listed` (a list made
- * moments before): the plans of thousands of keys read their host copies without a request each.
- * Everything else goes to the API server.
+ * `client`, whose `get` of one of the `listed` resources in `namespace` answers from its list
+ * (made moments before): the plans of thousands of keys read their host copies without a request
+ * each. Everything else goes to the API server.
  */
 function listedReads(
   client: KubeClient,
-  resource: ResourceType,
   namespace: string,
-  listed: KubeObject[],
+  listed: readonly (readonly [ResourceType, KubeObject[]])[],
 ): KubeClient {
-  const byName = new Map(listed.map((item) => [item.metadata.name ?? '', item]));
+  const byResource = new Map(
+    listed.map(([type, objects]) => [
+      `${type.group}/${type.plural}`,
+      new Map(objects.map((item) => [item.metadata.name ?? '', item])),
+    ]),
+  );
   const reader = Object.create(client) as KubeClient;
   reader.get = (async (type: ResourceType, name: string, options: { namespace?: string } = {}) => {
-    if (
-      type.plural !== resource.plural ||
-      type.group !== resource.group ||
-      options.namespace !== namespace
-    ) {
+    const byName = byResource.get(`${type.group}/${type.plural}`);
+    if (byName === undefined || options.namespace !== namespace) {
       return client.get(type, name, options);
     }
     const found = byName.get(name);
@@ -281,9 +298,9 @@ function listedReads(
         status: 'Failure',
         reason: 'NotFound',
         code: 404,
-        message: `${resource.plural} "${name}" not found`,
+        message: `${type.plural} "${name}" not found`,
       },
-      { verb: 'get', resource: resource.plural, objectName: name, namespace },
+      { verb: 'get', resource: type.plural, objectName: name, namespace },
     );
   }) as KubeClient['get'];
   return reader;

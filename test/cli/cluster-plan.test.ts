@@ -1,6 +1,7 @@
 /**
  * `endpoint-sync plan --virtual-kubeconfig V --host-kubeconfig H`: the cluster-wide dry run
- * through the real CLI dispatcher, against two emulated clusters over HTTP. The clusters answer
+ * through the real CLI dispatcher, against two emulated clusters over HTTP, over every item kind
+ * the forwarder watches (Endpoints and EndpointSlices). The clusters answer
  * every write with an injected error, and the injector's count proves none was sent.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -46,6 +47,22 @@ function endpoints(name: string, ip: string): KubeObject {
   } as KubeObject;
 }
 
+function slice(name: string, service: string, ip: string): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name,
+      namespace: 'default',
+      labels: { 'kubernetes.io/service-name': service },
+      annotations: { team: 'ops' },
+    },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    ports: [{ name: 'tcp', port: 9090, protocol: 'TCP' }],
+  } as KubeObject;
+}
+
 function service(name: string, selector?: Record<string, string>): KubeObject {
   return {
     apiVersion: 'v1',
@@ -62,20 +79,24 @@ let engine: ExpressionEngine;
 let config: SyncConfig;
 const files = { 'c.yaml': CONFIG };
 
-/** Syncs one key for real (the function's write path), to put the host in a known state. */
-async function syncForReal(name: string): Promise<void> {
+/**
+ * Syncs one key for real (the function's write path), to put the host in a known state: an
+ * Endpoints (its Service has its name) or an EndpointSlice of the Service `service`.
+ */
+async function syncForReal(name: string, resource = 'endpoints', service = name): Promise<void> {
   const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
-  const peek = (resource: string) => virtual.store.peek(resource, 'default', name) ?? null;
+  const peek = (r: string, n: string) =>
+    (virtual.store.peek(r, 'default', n) ?? null) as KubeObject | null;
   const out = await syncItem(
     {
       id: '1',
       direction: 'toHost',
-      key: { resource: 'endpoints', namespace: 'default', name },
-      virtualObject: peek('endpoints') as KubeObject | null,
+      key: { resource, namespace: 'default', name },
+      virtualObject: peek(resource, name),
       companions: [
         {
-          key: { resource: 'services', namespace: 'default', name },
-          object: peek('services') as KubeObject | null,
+          key: { resource: 'services', namespace: 'default', name: service },
+          object: peek('services', service),
         },
       ],
     },
@@ -154,6 +175,16 @@ beforeAll(async () => {
   // skipped: the Service has a selector (the endpoints controller owns the Endpoints)
   put('endpoints', endpoints('web', '10.0.0.5'));
   put('services', service('web', { app: 'web' }));
+  // EndpointSlices of the selector-less Service metrics: one to create, one in sync, and one
+  // synced whose virtual slice then went away (to delete)
+  put('services', service('metrics'));
+  put('endpointslices', slice('metrics-same', 'metrics', '10.0.0.7'));
+  put('endpointslices', slice('metrics-gone', 'metrics', '10.0.0.8'));
+  for (const name of ['metrics-same', 'metrics-gone']) {
+    await syncForReal(name, 'endpointslices', 'metrics');
+  }
+  virtual.store.delete('endpointslices', 'default', 'metrics-gone');
+  put('endpointslices', slice('metrics-new', 'metrics', '10.0.0.6'));
 });
 
 afterEach(() => {
@@ -170,27 +201,39 @@ afterAll(async () => {
 describe('endpoint-sync plan over a live virtual cluster', () => {
   it('lists what the sync would create, update, delete and skip, exits 1, and writes nothing', async () => {
     const hostBefore = host.store.list('endpoints', 'vc-host');
+    const hostSlicesBefore = host.store.list('endpointslices', 'vc-host');
     const virtualVersion = virtual.store.resourceVersion();
     const refused = refuseWrites();
     const r = await dryRun();
     expect(r.code, r.stderr).toBe(1);
     const lines = r.stdout.split('\n');
-    const line = (key: string) => lines.find((l) => l.includes(` default/${key} `)) ?? '';
-    expect(line('db')).toMatch(/^ {2}write +default\/db \[created\]/);
+    const line = (key: string) => lines.find((l) => l.includes(` ${key} `)) ?? '';
+    expect(line('endpoints/default/db')).toMatch(/^ {2}write +endpoints\/default\/db \[created\]/);
     expect(r.stdout).toContain('host create endpoints vc-host/db-x-default-x-vc');
-    expect(line('moved')).toMatch(/write +default\/moved \[updated\]/);
+    expect(line('endpoints/default/moved')).toMatch(/write +endpoints\/default\/moved \[updated\]/);
     expect(r.stdout).toContain('host update endpoints vc-host/moved-x-default-x-vc');
-    expect(line('gone')).toMatch(/write +default\/gone/);
+    expect(line('endpoints/default/gone')).toMatch(/write +endpoints\/default\/gone/);
     expect(r.stdout).toContain('host delete endpoints vc-host/gone-x-default-x-vc');
-    expect(line('web')).toMatch(/skip +default\/web \[service-has-selector\]/);
+    expect(line('endpoints/default/web')).toMatch(
+      /skip +endpoints\/default\/web \[service-has-selector\]/,
+    );
     expect(r.stdout).not.toContain('default/same');
+    // The slices, planned like the forwarder would send them (with their Service).
+    expect(line('endpointslices/default/metrics-new')).toMatch(
+      /write +endpointslices\/default\/metrics-new \[created\]/,
+    );
+    expect(r.stdout).toContain('host create endpointslices vc-host/metrics-new-x-default-x-vc');
+    expect(line('endpointslices/default/metrics-gone')).toMatch(/write +endpointslices\//);
+    expect(r.stdout).toContain('host delete endpointslices vc-host/metrics-gone-x-default-x-vc');
+    expect(r.stdout).not.toContain('metrics-same');
     expect(lines).toContain(
-      'summary: 5 keys; host: 1 to create, 1 to update, 1 to delete; virtual: 0 to create, 0 to patch; 1 unchanged; 1 skipped (service-has-selector 1); 0 failed',
+      'summary: 8 keys; host: 2 to create, 1 to update, 2 to delete; virtual: 0 to create, 0 to patch; 2 unchanged; 1 skipped (service-has-selector 1); 0 failed',
     );
     // No write reached either cluster (every write verb answered 500 and none was counted),
     // and the stored objects did not move.
     expect(refused()).toBe(0);
     expect(host.store.list('endpoints', 'vc-host')).toEqual(hostBefore);
+    expect(host.store.list('endpointslices', 'vc-host')).toEqual(hostSlicesBefore);
     // The detector sees a write when one is sent.
     const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
     await expect(
@@ -209,7 +252,23 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     const byName = Object.fromEntries(
       plan.entries.map((e: { key: { name: string } }) => [e.key.name, e]),
     );
-    expect(Object.keys(byName).sort()).toEqual(['db', 'gone', 'moved', 'same', 'web']);
+    expect(Object.keys(byName).sort()).toEqual([
+      'db',
+      'gone',
+      'metrics-gone',
+      'metrics-new',
+      'metrics-same',
+      'moved',
+      'same',
+      'web',
+    ]);
+    expect(byName.db.key).toEqual({ resource: 'endpoints', namespace: 'default', name: 'db' });
+    expect(byName['metrics-new'].key).toEqual({
+      resource: 'endpointslices',
+      namespace: 'default',
+      name: 'metrics-new',
+    });
+    expect(byName['metrics-gone'].direction).toBe('fromHost');
     expect(byName.same.status).toBe('unchanged');
     expect(byName.gone.direction).toBe('fromHost');
     expect(byName.db.writes).toEqual([
@@ -221,7 +280,7 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
         name: 'db-x-default-x-vc',
       },
     ]);
-    expect(plan.summary.host).toEqual({ create: 1, update: 1, delete: 1 });
+    expect(plan.summary.host).toEqual({ create: 2, update: 1, delete: 2 });
     expect(refused()).toBe(0);
   });
 
@@ -235,7 +294,7 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     const io = bufferIO(files);
     (io.stderr as { isTTY?: boolean }).isTTY = true;
     await dryRunWith(io);
-    expect(io.err).toContain('dry run: 5/5 keys (100%)');
+    expect(io.err).toContain('dry run: 8/8 keys (100%)');
     expect(io.err.endsWith('\n')).toBe(true);
     expect(io.out).not.toContain('\r');
   });
@@ -258,11 +317,11 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     try {
       const r = await dryRun();
       expect(r.code).toBe(2);
-      expect(r.stdout).toMatch(/FAILED +default\/bad \[patch-failed\]/);
+      expect(r.stdout).toMatch(/FAILED +endpoints\/default\/bad \[patch-failed\]/);
       // The reason names the patch and the field, not the value that broke it.
       expect(r.stdout).not.toContain('boom');
       expect(r.stdout).toMatch(
-        /6 keys; host: 1 to create, 1 to update, 1 to delete;.*; 1 failed$/m,
+        /9 keys; host: 2 to create, 1 to update, 2 to delete;.*; 1 failed$/m,
       );
     } finally {
       virtual.store.delete('endpoints', 'default', 'bad');
@@ -273,6 +332,7 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
   it('reads the host namespace with one list: no get per key', async () => {
     const refused = refuseWrites();
     host.faults.add({ verb: 'get', resource: 'endpoints', status: 409 });
+    host.faults.add({ verb: 'get', resource: 'endpointslices', status: 409 });
     const r = await dryRun();
     expect(r.code, r.stdout).toBe(1);
     expect(refused()).toBe(0);
@@ -288,6 +348,28 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     );
     expect(code).toBe(2);
     expect(io.err).toContain('--host-kubeconfig');
+  });
+
+  it('--kinds plans only the kinds named, as the forwarder watches them; an unknown kind exits 2 naming the known ones', async () => {
+    const refused = refuseWrites();
+    const endpointsOnly = await dryRun('--kinds', 'endpoints');
+    expect(endpointsOnly.code, endpointsOnly.stderr).toBe(1);
+    expect(endpointsOnly.stdout).not.toContain('endpointslices');
+    expect(endpointsOnly.stdout).toMatch(
+      /^summary: 5 keys; host: 1 to create, 1 to update, 1 to delete;/m,
+    );
+    const slicesOnly = await dryRun('--kinds', 'endpointslices', '-o', 'json');
+    expect(
+      JSON.parse(slicesOnly.stdout).entries.map(
+        (e: { key: { resource: string } }) => e.key.resource,
+      ),
+    ).toEqual(['endpointslices', 'endpointslices', 'endpointslices']);
+    expect(refused()).toBe(0);
+    const unknown = await dryRun('--kinds', 'endpoints,pods');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--kinds: kind "pods"');
+    expect(unknown.stderr).toContain('endpoints, endpointslices');
+    expect(unknown.stdout).toBe('');
   });
 
   it("--marker-keys reads the function set's keys like MARKER_KEYS; a bad reference is an error naming it", async () => {
@@ -307,8 +389,12 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
 
   it('exits 0 once the host is in sync', async () => {
     for (const name of ['db', 'moved']) await syncForReal(name);
+    await syncForReal('metrics-new', 'endpointslices', 'metrics');
     const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
     await client.delete(RESOURCES.endpoints, 'gone-x-default-x-vc', { namespace: 'vc-host' });
+    await client.delete(RESOURCES.endpointSlices, 'metrics-gone-x-default-x-vc', {
+      namespace: 'vc-host',
+    });
     await client.close();
     const r = await dryRun();
     expect(r.stdout).toContain('host: 0 to create, 0 to update, 0 to delete');

@@ -3,7 +3,7 @@
  * touching any cluster. The same planner the functions run, fed from files.
  */
 import { stringify } from 'yaml';
-import { ProgressMeter, type ProgressStream } from '../../forwarder/index.ts';
+import { itemKindsOf, ProgressMeter, type ProgressStream } from '../../forwarder/index.ts';
 import {
   type MarkerKeySet,
   MarkerKeysError,
@@ -19,7 +19,7 @@ import {
   kubeConfigFromFile,
 } from '../../kube/index.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
-import { type PlanInput, planSync } from '../../sync/index.ts';
+import { type PlanInput, planSync, type SyncKind } from '../../sync/index.ts';
 import { type ClusterPlan, hasChanges, planCluster } from '../cluster-plan.ts';
 import { type Command, type CommandIO, type CommandValues, UsageError } from '../command.ts';
 import {
@@ -35,15 +35,16 @@ const usage = `Usage: endpoint-sync plan --config FILE --virtual FILE [--host FI
                           [--name VC_NAME] [--namespace HOST_NS] [--marker-domain DOMAIN]
        endpoint-sync plan --config FILE --virtual-kubeconfig FILE --host-kubeconfig FILE
                           [--name VC_NAME] [--namespace HOST_NS] [--marker-domain DOMAIN]
-                          [--marker-keys REF] [-o text|json|yaml]
+                          [--marker-keys REF] [--kinds LIST] [-o text|json|yaml]
 
 With --virtual: plans the sync of one virtual Endpoints object and prints the plan as YAML: its
 status (write, unchanged, skipped, failed), the reason, the host writes, the virtual-side writes
 and the patch reports. Nothing is written anywhere.
 
 With --virtual-kubeconfig and --host-kubeconfig: a dry run over a whole live virtual cluster.
-Every key a full resync would send (each virtual Endpoints, and each managed host copy whose
-virtual object is gone) is planned against the host as it is, and the command lists what the
+Every key a full resync would send (each virtual object of the synced kinds, Endpoints and
+EndpointSlices, and each managed host copy whose virtual object is gone) is planned against the
+host as it is, and the command lists, as resource/namespace/name, what the
 sync would create, update, delete and skip (with the reason), then a summary. It only lists and
 reads (list on the virtual cluster, list and get in the host namespace): nothing is written on
 either side. Progress goes to stderr (a line on a terminal, a line every 10 s otherwise).
@@ -62,6 +63,9 @@ Flags:
                            (secretsmanager:<id>, ssm:<name> or file:<path>, as MARKER_KEYS), so
                            imports are planned and trusted as the function does; without them no
                            import is trusted and plans that would import say so
+      --kinds LIST         cluster dry run: the kinds to plan, as the forwarder's --kinds
+                           (comma-separated resource plurals: endpoints,endpointslices; default
+                           every kind the forwarder watches)
 ${IDENTITY_USAGE}
   -h, --help               show this help
 
@@ -89,13 +93,14 @@ const plan: Command = {
     'host-kubeconfig': { type: 'string' },
     output: { type: 'string', short: 'o' },
     'marker-keys': { type: 'string' },
+    kinds: { type: 'string' },
     ...IDENTITY_OPTIONS,
   },
   async run(values, _positionals, io) {
     if (values['virtual-kubeconfig'] !== undefined || values['host-kubeconfig'] !== undefined) {
       return runClusterPlan(values, io);
     }
-    for (const flag of ['output', 'marker-keys']) {
+    for (const flag of ['output', 'marker-keys', 'kinds']) {
       if (values[flag] !== undefined) {
         throw new UsageError(
           `--${flag} applies to the cluster dry run (--virtual-kubeconfig) only`,
@@ -198,6 +203,19 @@ async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<num
       return ERROR;
     }
   }
+  let kinds: SyncKind[] | undefined;
+  if (typeof values['kinds'] === 'string') {
+    try {
+      kinds = itemKindsOf(
+        values['kinds']
+          .split(',')
+          .map((k) => k.trim())
+          .filter((k) => k !== ''),
+      );
+    } catch (err) {
+      throw new UsageError(`--kinds: ${(err as Error).message}`, ERROR);
+    }
+  }
   const identity = { ...identityFrom(values), ...keys };
   let clients: { virtual: KubeClient; host: KubeClient };
   try {
@@ -225,6 +243,7 @@ async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<num
       identity,
       config,
       evaluator: engine,
+      ...(kinds ? { kinds } : {}),
       onProgress: (done, total) => meter.update(done, total),
     });
   } catch (err) {
@@ -252,7 +271,7 @@ export function formatClusterPlan(plan: ClusterPlan, name: string, hostNamespace
   const lines = [`dry run of virtual cluster ${name} (host namespace ${hostNamespace}):`];
   for (const e of plan.entries) {
     if (e.status === 'unchanged') continue;
-    const key = `${e.key.namespace}/${e.key.name}`;
+    const key = `${e.key.resource}/${e.key.namespace}/${e.key.name}`;
     const retry = e.status === 'failed' ? (e.retryable ? ' (retryable)' : ' (not retryable)') : '';
     lines.push(`  ${LABELS[e.status].padEnd(9)} ${key} [${e.reasonCode}]${retry}: ${e.reason}`);
     for (const w of e.writes) {
