@@ -72,3 +72,17 @@ describe('layering', () => {
     ).toEqual([]);
   });
 });
+
+describe('docs/architecture.md', () => {
+  const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+
+  it('lists every layer in its table, lower ranks first', () => {
+    const rows = [...doc.matchAll(/^\| (\w+) \| `(?:lib\/\w+|functions)\/`/gm)].map(
+      (m) => m[1] ?? '',
+    );
+    const layers = Object.keys(LAYER_RANK).filter((layer) => layer !== 'entry');
+    expect([...rows].sort()).toEqual([...layers].sort());
+    const ranks = rows.map((layer) => LAYER_RANK[layer] ?? -1);
+    expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+  });
+});
