@@ -91,6 +91,19 @@ describe('reason codes', () => {
     expect([...rows].sort()).toEqual([...REASON_CODES].sort());
   });
 
+  it('docs/reason-codes.md says for every code what it means and what to do', () => {
+    const doc = readFileSync(new URL('../../docs/reason-codes.md', import.meta.url), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([a-z-]+)` \|(.*)$/gm)];
+    for (const [, code, rest = ''] of rows) {
+      const cells = rest.split('|').map((cell) => cell.trim());
+      expect(
+        cells.slice(0, 2).every((cell) => cell.length > 0),
+        code,
+      ).toBe(true);
+    }
+    expect(rows.length).toBe(REASON_CODES.length);
+  });
+
   it('the result schema enumerates exactly the model list', () => {
     const item = resultSchema.definitions.ItemResult.properties.reasonCode;
     expect(item.enum).toEqual([...RESULT_REASON_CODES]);
