@@ -76,6 +76,12 @@ export interface SyncHandlerOptions {
   planner?: Planner;
   /** Plan on the calling thread with this evaluator instead (tests); ignored with `planner`. */
   evaluator?: Evaluator;
+  /**
+   * Start the default worker planner now instead of on the first plan: a Lambda function's
+   * initialisation then boots the worker (its bundle, the QuickJS module) while the first event
+   * loads its configuration, instead of after.
+   */
+  warmPlanner?: boolean;
   /** Keys processed at once (default 8). */
   concurrency?: number;
   /** Plan-and-write rounds per item before a contended key fails (default 3). */
@@ -106,14 +112,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
     host: options.host instanceof KubeClientClass ? staticHostClient(options.host) : options.host,
     sources: new ConfigSources(options.configSourceOptions ?? {}),
     lastStats: new WeakMap(),
-    planner:
-      options.planner ??
-      (options.evaluator
-        ? inProcessPlanner(options.evaluator)
-        : createWorkerPlanner({
-            onIncident: (incident) =>
-              telemetry.logger.warn('plan worker replaced', { ...incident }),
-          })),
+    planner: plannerOf(options, telemetry),
   };
   const handler = (input: unknown, context: InvocationContext = {}) =>
     handleEvent(parts, input, context);
@@ -124,6 +123,17 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
       await parts.planner.close();
     },
   });
+}
+
+/** The planner the options give, else a worker planner (started now with `warmPlanner`). */
+function plannerOf(options: SyncHandlerOptions, telemetry: Telemetry): Planner {
+  if (options.planner) return options.planner;
+  if (options.evaluator) return inProcessPlanner(options.evaluator);
+  const worker = createWorkerPlanner({
+    onIncident: (incident) => telemetry.logger.warn('plan worker replaced', { ...incident }),
+  });
+  if (options.warmPlanner) worker.warm();
+  return worker;
 }
 
 /** What a handler holds across invocations. */
@@ -433,6 +443,7 @@ export function createSyncHandlerFromEnv(
       configSourceOptions: settings.configSource,
       concurrency: settings.concurrency,
       maxRounds: settings.maxRounds,
+      warmPlanner: true,
     });
   } catch (err) {
     if (!(err instanceof FunctionSettingsError || err instanceof HostCredentialsError)) throw err;

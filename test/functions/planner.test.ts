@@ -191,6 +191,20 @@ describe('worker planner', () => {
     }
   });
 
+  it('warm() boots the worker before the first plan, which then uses it (a Lambda init warms it)', async () => {
+    const worker = planner();
+    try {
+      expect(worker.stats().workersStarted).toBe(0);
+      worker.warm();
+      expect(worker.stats().workersStarted).toBe(1);
+      const out = await worker.plan(input(BASIC, 'db'));
+      expect(out.plan.hostWrites[0]).toMatchObject({ verb: 'create' });
+      expect(worker.stats().workersStarted).toBe(1);
+    } finally {
+      await worker.close();
+    }
+  });
+
   it('forgets the least recently used configuration beyond its cache and sends it again', async () => {
     const worker = planner({ configCacheSize: 2 });
     const [a, b, c] = ['a', 'b', 'c'].map((p) => labelPatch(`"${p}-" + value`));
