@@ -55,15 +55,20 @@ export interface ResolvedFunction {
 /** Lambda's rule for function names (the part after `function:` in an ARN). */
 const FUNCTION_NAME = /^[a-zA-Z0-9-_]{1,64}$/;
 const ARN = /^arn:[^:]+:lambda:[^:]*:[^:]*:function:([^:]+)(?::([^:]+))?$/;
+/** Lambda's partial ARN: `<account>:function:<name>[:<qualifier>]`. */
+const PARTIAL_ARN = /^\d{12}:function:([^:]+)(?::([^:]+))?$/;
 
-/** `name`, `name:qualifier` or an ARN (qualified or not); `?Qualifier=` wins over both. */
+/**
+ * `name`, `name:qualifier`, an ARN or a partial ARN (qualified or not); `?Qualifier=` wins over
+ * all of them.
+ */
 export function parseFunctionName(
   raw: string,
   queryQualifier: string | null,
 ): { name: string; qualifier?: string } {
   let name = raw;
   let qualifier: string | undefined;
-  const arn = ARN.exec(raw);
+  const arn = ARN.exec(raw) ?? PARTIAL_ARN.exec(raw);
   if (arn) {
     name = arn[1]!;
     qualifier = arn[2];

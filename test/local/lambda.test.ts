@@ -71,11 +71,17 @@ describe('local Lambda invoke endpoint with the real InvokeCommand', () => {
     expect(endpoint!.stats()).toMatchObject({ invocations: 1, byType: { RequestResponse: 1 } });
   });
 
-  it('accepts the function ARN and $LATEST qualifier, and an empty payload as {}', async () => {
+  it('accepts the function ARN, a partial ARN and the $LATEST qualifier, and an empty payload as {}', async () => {
     const client = await start({ [FN]: echo });
     const arn = `arn:aws:lambda:us-east-1:000000000000:function:${FN}`;
     const out = await client.send(new InvokeCommand({ FunctionName: arn, Qualifier: '$LATEST' }));
     expect(JSON.parse(text(out.Payload))).toEqual({ got: {} });
+    // The partial ARN Lambda also takes: <account>:function:<name>[:<qualifier>].
+    const partial = await client.send(
+      new InvokeCommand({ FunctionName: `000000000000:function:${FN}:$LATEST`, Payload: json(1) }),
+    );
+    expect(partial.ExecutedVersion).toBe('$LATEST');
+    expect(JSON.parse(text(partial.Payload))).toEqual({ got: 1 });
   });
 
   it('returns null for a handler that returns undefined', async () => {
