@@ -12,7 +12,9 @@
  *   once. Another member is live while its Lease record keeps changing within
  *   `leaseDurationMs` on this replica's own clock (clocks of different machines are never
  *   compared); when the member list cannot be read, nobody is taken for expired.
- * - **Assignment.** Namespaces go to live members by rendezvous hashing (`shard-ring.ts`).
+ * - **Assignment.** Namespaces go to live members by rendezvous hashing (`shard-ring.ts`). A
+ *   newcomer takes its first ring from its second look at the members, a retry period after
+ *   its first, so replicas started together do not each begin with the whole virtual cluster.
  * - **Hand-over.** A replica that sees a new ring (membership) at once stops dispatching the
  *   namespaces it loses, waits until none of them has work in flight and until it is prepared
  *   for the ring ({@link ShardsOptions.prepare}: its caches hold what it gains), then publishes
@@ -152,6 +154,8 @@ export class Shards {
   /** The ring id whose {@link ShardsOptions.prepare} has resolved. */
   #prepared: string | undefined;
   readonly #others = new Map<string, Observed>();
+  /** Successful looks at the member Leases since this replica joined. */
+  #looks = 0;
   readonly #stop = new AbortController();
   #wake = new AbortController();
   #loop: Promise<void> | undefined;
@@ -291,6 +295,7 @@ export class Shards {
     }
     try {
       await this.#observeMembers(stop);
+      if (this.#live) this.#looks++;
     } catch (err) {
       if (stop.aborted) return;
       this.#logger.warn('shards: listing the member leases failed', {
@@ -406,6 +411,10 @@ export class Shards {
 
   #recompute(): void {
     if (!this.#live) return;
+    // A newcomer takes its first ring from its second look, a retry period after the first:
+    // replicas started together (a Deployment's rollout) have all joined by then, so none of them
+    // first caches the whole virtual cluster, which is what sharding keeps out of one pod.
+    if (this.#looks < 2) return;
     const others = this.#liveOthers();
     const ring = new ShardRing([this.identity, ...others.map((m) => m.identity)]);
     const before = this.#rights;

@@ -50,7 +50,7 @@ interface Replica {
   lost: NamespacePredicate[];
 }
 
-function replica(identity: string, server?: string): Replica {
+function replica(identity: string, server?: string, timings = timing): Replica {
   const own = clientOf(cluster, server);
   const inFlight = new Set<string>();
   const shards = new Shards({
@@ -59,7 +59,7 @@ function replica(identity: string, server?: string): Replica {
     prefix: 'endpoint-sync-forwarder-vc1',
     identity,
     inFlight: () => inFlight,
-    ...timing,
+    ...timings,
   });
   const r: Replica = { shards, client: own, inFlight, gained: [], lost: [] };
   shards.events.on('gained', (p) => r.gained.push(p));
@@ -225,6 +225,20 @@ describe('Shards against the emulator', () => {
     expect(Date.now() - cutAt).toBeGreaterThanOrEqual(timing.leaseDurationMs - 100);
     expect(a.gained.some((g) => ofB.every((ns) => g(ns)))).toBe(true);
     expect(violations).toEqual([]);
+  });
+
+  it('replicas started together take their first ring with each other in it (none begins with everything)', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    // A retry period long enough for three clients' first requests on a loaded machine.
+    const slow = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 400 };
+    const rs = ['a', 'b', 'c'].map((id) => replica(id, undefined, slow));
+    const firstRings: number[] = [];
+    for (const r of rs) {
+      r.shards.events.once('ring', (ring) => firstRings.push(ring.members.length));
+    }
+    for (const r of rs) r.shards.start();
+    await waitFor('a, b, c complete', complete(rs, 3), 5000);
+    expect(firstRings).toEqual([3, 3, 3]);
   });
 
   it('while the member Leases cannot be listed, nobody is taken for expired (each keeps its share)', async () => {
