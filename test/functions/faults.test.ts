@@ -63,9 +63,19 @@ describe('sync function under host API faults', () => {
     await stack.invoke(event([item('a', 'db', endpoints('db'))]));
     // Someone edits the host copy's subsets while our update is on its way: the first update
     // (carrying the old resourceVersion) gets 409 from the emulator itself.
-    stack.cluster.faults.set({ verb: 'update', resource: 'endpoints', latencyMs: 100 });
+    // The edit lands once the emulator holds our update (not after a guessed sleep: under load the
+    // plan can take longer than any fixed wait, and then there is no race to test).
+    const faults = stack.cluster.faults;
+    const decide = faults.decide.bind(faults);
+    const updateArrived = new Promise<void>((resolve) => {
+      faults.decide = (verb, ...rest) => {
+        if (verb === 'update') resolve();
+        return decide(verb, ...rest);
+      };
+    });
+    faults.set({ verb: 'update', resource: 'endpoints', latencyMs: 200 });
     const pending = stack.invoke(event([item('b', 'db', endpoints('db', { ip: '10.8.8.8' }))]));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await updateArrived;
     const current = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
     stack.cluster.store.update('endpoints', HOST_NS, {
       ...current,
