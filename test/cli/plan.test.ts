@@ -100,6 +100,53 @@ describe('endpoint-sync plan', () => {
     });
   });
 
+  it('plans an EndpointSlice with the Service its service-name label names', async () => {
+    const slice = `
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: db-abc
+  namespace: default
+  labels: {kubernetes.io/service-name: db}
+  annotations: {team: ops}
+addressType: IPv4
+endpoints: [{addresses: [10.0.0.1], conditions: {ready: true}}]
+ports: [{name: tcp, port: 5432, protocol: TCP}]
+`;
+    const service = VIRTUAL.split('---')[1]!;
+    const r = await run(['--config', 'c.yaml', '--virtual', 'v.yaml'], {
+      'c.yaml': CONFIG,
+      'v.yaml': `${slice}---${service}`,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const plan = parse(r.stdout);
+    expect(plan).toMatchObject({ status: 'write', reasonCode: 'created' });
+    expect(plan.hostWrites[0]).toMatchObject({
+      verb: 'create',
+      resource: 'endpointslices',
+      object: {
+        kind: 'EndpointSlice',
+        metadata: {
+          name: 'db-abc-x-default-x-virtualcluster',
+          labels: { 'kubernetes.io/service-name': 'db-x-default-x-virtualcluster' },
+        },
+      },
+    });
+    // Without its Service the slice waits, as the function makes it wait.
+    const alone = await run(['--config', 'c.yaml', '--virtual', 'v.yaml'], {
+      'c.yaml': CONFIG,
+      'v.yaml': slice,
+    });
+    expect(parse(alone.stdout)).toMatchObject({ status: 'skipped', reasonCode: 'service-missing' });
+    // A file with no object of a synced kind says which kinds are.
+    const none = await run(['--config', 'c.yaml', '--virtual', 'v.yaml'], {
+      'c.yaml': CONFIG,
+      'v.yaml': service,
+    });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('holds no object of a synced kind (Endpoints, EndpointSlice)');
+  });
+
   it('prints config errors one per line on stderr and exits 1', async () => {
     const bad =
       'sync:\n  toHost:\n    endpoints:\n      enabeld: true\n      patches:\n        - path: metadata.name\n          expression: "x"\n';

@@ -1,6 +1,6 @@
 /**
- * `endpoint-sync plan`: shows what a sync would write for one virtual Endpoints object, without
- * touching any cluster. The same planner the functions run, fed from files.
+ * `endpoint-sync plan`: shows what a sync would write for one virtual object (an Endpoints or an
+ * EndpointSlice), without touching any cluster. The same planner the functions run, fed from files.
  */
 import { stringify } from 'yaml';
 import { itemKindsOf, ProgressMeter, type ProgressStream } from '../../forwarder/index.ts';
@@ -19,7 +19,15 @@ import {
   kubeConfigFromFile,
 } from '../../kube/index.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
-import { type PlanInput, planSync, type SyncKind } from '../../sync/index.ts';
+import {
+  ITEM_KINDS,
+  kindOfKind,
+  kindResource,
+  type PlanInput,
+  planSync,
+  resourceByPlural,
+  type SyncKind,
+} from '../../sync/index.ts';
 import { type ClusterPlan, hasChanges, planCluster } from '../cluster-plan.ts';
 import { type Command, type CommandIO, type CommandValues, UsageError } from '../command.ts';
 import {
@@ -37,9 +45,9 @@ const usage = `Usage: endpoint-sync plan --config FILE --virtual FILE [--host FI
                           [--name VC_NAME] [--namespace HOST_NS] [--marker-domain DOMAIN]
                           [--marker-keys REF] [--kinds LIST] [-o text|json|yaml]
 
-With --virtual: plans the sync of one virtual Endpoints object and prints the plan as YAML: its
-status (write, unchanged, skipped, failed), the reason, the host writes, the virtual-side writes
-and the patch reports. Nothing is written anywhere.
+With --virtual: plans the sync of one virtual object (Endpoints or EndpointSlice) and prints the
+plan as YAML: its status (write, unchanged, skipped, failed), the reason, the host writes, the
+virtual-side writes and the patch reports. Nothing is written anywhere.
 
 With --virtual-kubeconfig and --host-kubeconfig: a dry run over a whole live virtual cluster.
 Every key a full resync would send (each virtual object of the synced kinds, Endpoints and
@@ -51,11 +59,14 @@ either side. Progress goes to stderr (a line on a terminal, a line every 10 s ot
 
 Flags:
   -c, --config FILE        the configuration file
-      --virtual FILE       YAML/JSON with the virtual Endpoints; more documents in the file may
-                           hold its Service and the Secrets/ConfigMaps its references name
+      --virtual FILE       YAML/JSON with the virtual Endpoints or EndpointSlice (the first
+                           object of either kind); more documents in the file may hold its
+                           Service and the Secrets/ConfigMaps its references name
       --host FILE          YAML/JSON with the current host copy (and host-side referenced
                            objects); without it, no host copy exists
-      --service FILE       the virtual Service of the same name (overrides one in --virtual)
+      --service FILE       the virtual Service (of the same name for Endpoints, the one the
+                           kubernetes.io/service-name label names for a slice; overrides one in
+                           --virtual)
       --virtual-kubeconfig FILE  the live virtual cluster (its current context)
       --host-kubeconfig FILE     the live host cluster (its current context)
   -o, --output FORMAT      cluster dry run: text (default), json or yaml
@@ -82,7 +93,7 @@ Examples:
 `;
 
 const plan: Command = {
-  summary: 'show what a sync would write for one virtual Endpoints object',
+  summary: 'show what a sync would write for one virtual object, or a whole live cluster',
   usage,
   options: {
     config: { type: 'string', short: 'c' },
@@ -112,31 +123,58 @@ const plan: Command = {
     if (!config) return 1;
 
     const virtualObjects = await readObjects(io, virtualFile, '--virtual');
-    const endpoints = virtualObjects.find((o) => o.kind === 'Endpoints') ?? virtualObjects[0];
-    if (!endpoints) throw new UsageError(`${virtualFile} holds no Endpoints object`);
-    const namespace = endpoints.metadata.namespace ?? 'default';
-    endpoints.metadata.namespace = namespace;
-    const name = endpoints.metadata.name;
+    // The object planned: the first of a synced item kind (Endpoints, EndpointSlice); the others
+    // are its companions (its Service) and the objects its reference patches may name.
+    const item = virtualObjects.find((o) => itemKindOf(o) !== undefined);
+    if (!item) {
+      throw new UsageError(
+        `${virtualFile} holds no object of a synced kind (${ITEM_KINDS.map((k) => kindResource(k).kind).join(', ')})`,
+      );
+    }
+    const kind = itemKindOf(item)!;
+    const resource = kindResource(kind).plural;
+    const namespace = item.metadata.namespace ?? 'default';
+    item.metadata.namespace = namespace;
+    const name = item.metadata.name;
     if (typeof name !== 'string' || name === '')
-      throw new UsageError(`the Endpoints in ${virtualFile} has no metadata.name`);
+      throw new UsageError(`the ${item.kind} in ${virtualFile} has no metadata.name`);
     const hostFile = values['host'];
     const hostObjects =
       typeof hostFile === 'string' ? await readObjects(io, hostFile, '--host') : [];
     const serviceFile = values['service'];
-    const service =
+    const serviceOverride =
       typeof serviceFile === 'string'
         ? ((await readObjects(io, serviceFile, '--service'))[0] ?? null)
-        : (virtualObjects.find((o) => o.kind === 'Service') ?? null);
-    const isReferenced = (o: KubeObject) => o.kind !== 'Endpoints' && o.kind !== 'Service';
+        : undefined;
+    const companionKinds = new Set<string>();
+    const companions: Record<string, KubeObject | null> = {};
+    for (const companion of kind.companions) {
+      const type = resourceByPlural(companion.resource);
+      if (type === undefined) continue;
+      companionKinds.add(type.kind);
+      const key = companion.keyOf({ namespace, name }, item);
+      const found =
+        companion.resource === 'services' && serviceOverride !== undefined
+          ? serviceOverride
+          : virtualObjects.find(
+              (o) =>
+                o.kind === type.kind &&
+                o.metadata.name === key?.name &&
+                (o.metadata.namespace ?? namespace) === key?.namespace,
+            );
+      companions[companion.resource] = found ?? null;
+    }
+    const isReferenced = (o: KubeObject) =>
+      itemKindOf(o) === undefined && !companionKinds.has(o.kind ?? '');
 
     const input: PlanInput = {
       identity: identityFrom(values),
       config,
-      resource: 'endpoints',
+      resource,
       key: { namespace, name },
-      virtualObject: endpoints,
-      service,
-      hostObject: hostObjects.find((o) => o.kind === 'Endpoints') ?? null,
+      virtualObject: item,
+      companions,
+      hostObject: hostObjects.find((o) => o.kind === item.kind) ?? null,
       references: {
         virtual: virtualObjects.filter(isReferenced),
         host: hostObjects.filter(isReferenced),
@@ -152,6 +190,12 @@ const plan: Command = {
     }
   },
 };
+
+/** The synced item kind of an object (Endpoints, EndpointSlice), if it is of one. */
+function itemKindOf(object: KubeObject): SyncKind | undefined {
+  const kind = kindOfKind(object.kind ?? '');
+  return kind && ITEM_KINDS.includes(kind) ? kind : undefined;
+}
 
 /** Exit codes of the cluster dry run, as `kubectl diff` has them. */
 const NO_CHANGES = 0;
