@@ -10,13 +10,18 @@
  *    the host emulator; baseline: the same N host copies created through the client layer
  *    (`lib/kube`, 32 at once) into a fresh emulator;
  *  - forwarder RSS after its initial sync (VmRSS, and the peak VmHWM), beside an idle `node`;
- *  - RSS growth per object: the least-squares slope of RSS over the points.
+ *  - RSS growth per object: the least-squares slope of RSS over the points;
+ *  - each point again as 2 and 4 shards (`--shards`, one process per shard, all spawned at once,
+ *    as a Deployment's rollout starts them): the time from the spawn to the Nth host copy, and
+ *    the RSS of the largest shard (`scale.*_<N>shards`). The 1-shard point is the forwarder
+ *    without `--shards` (one replica, nothing to share), whose figures keep their names.
  *
  * It prints progress while it runs, records the `scale.*` figures, and writes the plot of sync
  * time and RSS against object count to docs/performance-scale.svg.
  *
- * Run: node bench/scale.ts   (SCALE_BENCH_POINTS=1000,5000 for a short run; SCALE_BENCH_PLOT=FILE
- * writes the plot elsewhere, '' for none). See docs/performance.md.
+ * Run: node bench/scale.ts   (SCALE_BENCH_POINTS=1000,5000 for a short run; SCALE_BENCH_SHARDS=1,2
+ * for other shard counts; SCALE_BENCH_PLOT=FILE writes the plot elsewhere, '' for none). See
+ * docs/performance.md.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -31,7 +36,11 @@ import { RESOURCES as EMULATED, startCluster } from '../lib/local/apiserver/inde
 import { startStack } from '../lib/local/stack.ts';
 import { buildForwarder, FORWARDER_BUNDLE } from '../scripts/build-forwarder.ts';
 import { figure, ratioFigure } from './support/figures.ts';
-import { deployedNodeOptions, runForwarderProcess } from './support/forwarder-process.ts';
+import {
+  deployedNodeOptions,
+  type ForwarderProcess,
+  startForwarderProcess,
+} from './support/forwarder-process.ts';
 import { lineChart } from './support/plot.ts';
 import { pool } from './support/pool.ts';
 import { idleProcessMemory } from './support/process-memory.ts';
@@ -39,6 +48,10 @@ import { idleProcessMemory } from './support/process-memory.ts';
 const PER_NAMESPACE = 50;
 const BASELINE_CONCURRENCY = 32;
 const POINTS = (process.env['SCALE_BENCH_POINTS'] ?? '1000,10000,50000,100000')
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
+const SHARDS = (process.env['SCALE_BENCH_SHARDS'] ?? '1,2,4')
   .split(',')
   .map(Number)
   .filter((n) => Number.isInteger(n) && n > 0);
@@ -50,10 +63,15 @@ const SELF = fileURLToPath(import.meta.url);
 /** What one point measured. */
 interface Point {
   objects: number;
+  shards: number;
   syncMs: number;
-  baselineMs: number;
+  /** Undefined when the point was asked not to measure it (the same objects at another shard count). */
+  baselineMs: number | undefined;
+  /** RSS and peak RSS of the largest shard (of the only process at 1 shard). */
   rss: number;
   hwm: number;
+  /** RSS of each shard. */
+  rssEach: number[];
   bareRss: number;
 }
 
@@ -78,7 +96,7 @@ function nodeFlags(): string[] {
 }
 
 /** One point, in this (child) process: prints its {@link Point} as JSON on stdout. */
-async function runPoint(objects: number): Promise<void> {
+async function runPoint(objects: number, shards: number, measureBaseline: boolean): Promise<void> {
   const stack = await startStack({
     startForwarder: false,
     forwarder: { resyncIntervalMs: 3_600_000 },
@@ -86,8 +104,7 @@ async function runPoint(objects: number): Promise<void> {
   const hostNamespace = stack.identity.hostNamespace;
   let copies: KubeObject[] = [];
   let syncMs = 0;
-  let rss = 0;
-  let hwm = 0;
+  let memory: Array<{ rss: number; hwm: number }> = [];
   try {
     const virtual = stack.virtual.emulator!.store;
     const host = stack.host.emulator!.store;
@@ -139,21 +156,44 @@ async function runPoint(objects: number): Promise<void> {
         );
       }
     }, 5_000);
+    const forwarders: ForwarderProcess[] = [];
     try {
-      progress(`${objects}: starting the forwarder process`);
+      progress(
+        `${objects}: starting ${shards === 1 ? 'the forwarder process' : `${shards} shards`}`,
+      );
       start = performance.now();
-      const run = await runForwarderProcess(stack, {
-        entry: [fileURLToPath(new URL(`../${FORWARDER_BUNDLE}`, import.meta.url))],
-        nodeFlags: nodeFlags(),
-        extraArgs: ['--queue-qps', '100000', '--resync', '0', '--log-level', 'INFO'],
-        timeoutMs: 120_000 + objects * 10,
-      });
-      rss = run.mem.rss;
-      hwm = run.mem.hwm;
+      const timeoutMs = 120_000 + objects * 10;
+      for (let i = 0; i < shards; i++) {
+        forwarders.push(
+          await startForwarderProcess(stack, {
+            entry: [fileURLToPath(new URL(`../${FORWARDER_BUNDLE}`, import.meta.url))],
+            nodeFlags: nodeFlags(),
+            extraArgs: [
+              '--queue-qps',
+              '100000',
+              '--resync',
+              '0',
+              '--log-level',
+              'INFO',
+              ...(shards > 1 ? ['--shards'] : []),
+            ],
+            timeoutMs,
+          }),
+        );
+      }
+      // Every shard's initial sync is done, and every host copy is there (a namespace handed
+      // over during the start is synced by a resync of its new shard, not by an initial sync).
+      await Promise.all(forwarders.map((f) => f.initialSync));
+      const deadline = performance.now() + timeoutMs;
+      while (committed < objects && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      memory = await Promise.all(forwarders.map((f) => f.sampleMemory()));
       if (committed < objects) throw new Error(`only ${committed} of ${objects} host copies`);
     } finally {
       clearInterval(ticker);
       unwatch();
+      await Promise.all(forwarders.map((f) => f.stop()));
     }
     copies = host.list('endpoints', hostNamespace).map((o) => {
       const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ...metadata } = o.metadata;
@@ -163,7 +203,22 @@ async function runPoint(objects: number): Promise<void> {
     await stack.close();
   }
 
-  progress(`${objects}: baseline, ${copies.length} creates through lib/kube`);
+  const point: Point = {
+    objects,
+    shards,
+    syncMs,
+    baselineMs: measureBaseline ? await baseline(copies) : undefined,
+    rss: Math.max(...memory.map((m) => m.rss)),
+    hwm: Math.max(...memory.map((m) => m.hwm)),
+    rssEach: memory.map((m) => m.rss),
+    bareRss: (await idleProcessMemory()).rss,
+  };
+  process.stdout.write(`${JSON.stringify(point)}\n`);
+}
+
+/** The time to create `copies` through the client layer (32 at once) into a fresh emulator. */
+async function baseline(copies: KubeObject[]): Promise<number> {
+  progress(`baseline, ${copies.length} creates through lib/kube`);
   const cluster = await startCluster({ name: 'baseline', namespaces: ['bench-baseline'] });
   const client = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
     qps: Number.POSITIVE_INFINITY,
@@ -179,22 +234,26 @@ async function runPoint(objects: number): Promise<void> {
     await client.close();
     await cluster.close();
   }
-  const point: Point = {
-    objects,
-    syncMs,
-    baselineMs,
-    rss,
-    hwm,
-    bareRss: (await idleProcessMemory()).rss,
-  };
-  process.stdout.write(`${JSON.stringify(point)}\n`);
+  return baselineMs;
 }
 
 /** Runs one point in a fresh process with room for two emulators of that size. */
-async function spawnPoint(objects: number): Promise<Point> {
+async function spawnPoint(
+  objects: number,
+  shards: number,
+  measureBaseline: boolean,
+): Promise<Point> {
   const child = spawn(
     process.execPath,
-    ['--expose-gc', '--max-old-space-size=8192', SELF, '--point', String(objects)],
+    [
+      '--expose-gc',
+      '--max-old-space-size=8192',
+      SELF,
+      '--point',
+      String(objects),
+      String(shards),
+      measureBaseline ? 'baseline' : 'no-baseline',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
@@ -202,7 +261,8 @@ async function spawnPoint(objects: number): Promise<Point> {
     out += d;
   });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  if (code !== 0) throw new Error(`the ${objects}-object point exited with ${code}`);
+  if (code !== 0)
+    throw new Error(`the ${objects}-object ${shards}-shard point exited with ${code}`);
   return JSON.parse(out.trim().split('\n').pop()!) as Point;
 }
 
@@ -216,37 +276,63 @@ function slope(points: { x: number; y: number }[]): number {
   return den === 0 ? 0 : num / den;
 }
 
+/** `_2shards` for figures of a sharded point; nothing at 1 shard (the names the issue uses). */
+function shardTag(shards: number): string {
+  return shards === 1 ? '' : `_${shards}shards`;
+}
+
+const SHARD_COLORS = ['#d62728', '#2ca02c', '#9467bd', '#8c564b'];
+
 async function main(): Promise<void> {
   await buildForwarder();
   const points: Point[] = [];
   for (const objects of POINTS) {
-    const p = await spawnPoint(objects);
-    points.push(p);
-    const tag = short(objects);
-    ratioFigure(`scale.initial_sync_ratio_${tag}`, p.syncMs, p.baselineMs, {
-      name: `scale.initial_sync_ms_${tag}`,
-      unit: 'ms',
-    });
-    figure(`scale.forwarder_rss_mb_${tag}`, p.rss, 'MB', p.bareRss);
-    figure(`scale.forwarder_peak_rss_mb_${tag}`, p.hwm, 'MB', p.bareRss);
-    progress(
-      `${objects}: sync ${(p.syncMs / 1000).toFixed(1)} s (baseline ${(p.baselineMs / 1000).toFixed(1)} s), forwarder RSS ${p.rss.toFixed(0)} MB`,
-    );
+    let baselineMs: number | undefined;
+    for (const shards of SHARDS) {
+      const p = await spawnPoint(objects, shards, baselineMs === undefined);
+      baselineMs ??= p.baselineMs!;
+      p.baselineMs = baselineMs;
+      points.push(p);
+      const tag = `${short(objects)}${shardTag(shards)}`;
+      ratioFigure(`scale.initial_sync_ratio_${tag}`, p.syncMs, baselineMs, {
+        name: `scale.initial_sync_ms_${tag}`,
+        unit: 'ms',
+      });
+      figure(`scale.forwarder_rss_mb_${tag}`, p.rss, 'MB', p.bareRss);
+      figure(`scale.forwarder_peak_rss_mb_${tag}`, p.hwm, 'MB', p.bareRss);
+      progress(
+        `${objects} x ${shards} shard(s): sync ${(p.syncMs / 1000).toFixed(1)} s (baseline ${(baselineMs / 1000).toFixed(1)} s), RSS per shard ${p.rssEach.map((r) => r.toFixed(0)).join(', ')} MB`,
+      );
+    }
   }
+  const single = points.filter((p) => p.shards === (SHARDS[0] ?? 1));
   const growth =
-    points.length > 1
-      ? (slope(points.map((p) => ({ x: p.objects, y: p.rss }))) * 1024 * 1024) / 1024
+    single.length > 1
+      ? (slope(single.map((p) => ({ x: p.objects, y: p.rss }))) * 1024 * 1024) / 1024
       : Number.NaN;
-  if (Number.isFinite(growth)) figure('scale.forwarder_rss_growth_kib_per_object', growth, 'KiB');
+  if (Number.isFinite(growth) && SHARDS[0] === 1) {
+    figure('scale.forwarder_rss_growth_kib_per_object', growth, 'KiB');
+  }
 
-  const header = ['objects', 'initial sync', 'direct writes', 'ratio', 'forwarder RSS', 'peak RSS'];
+  const header = [
+    'objects',
+    'shards',
+    'initial sync',
+    'direct writes',
+    'ratio',
+    'RSS per shard (max)',
+    'peak RSS (max)',
+    'RSS of each shard',
+  ];
   const rows = points.map((p) => [
     String(p.objects),
+    String(p.shards),
     `${(p.syncMs / 1000).toFixed(2)} s`,
-    `${(p.baselineMs / 1000).toFixed(2)} s`,
-    `${(p.syncMs / p.baselineMs).toFixed(2)}x`,
+    `${(p.baselineMs! / 1000).toFixed(2)} s`,
+    `${(p.syncMs / p.baselineMs!).toFixed(2)}x`,
     `${p.rss.toFixed(0)} MB`,
     `${p.hwm.toFixed(0)} MB`,
+    p.rssEach.map((r) => r.toFixed(0)).join(' / '),
   ]);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   const line = (r: string[]) => r.map((cell, c) => cell.padStart(widths[c]!)).join('  ');
@@ -254,37 +340,44 @@ async function main(): Promise<void> {
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(r));
   console.log(
-    `RSS growth per object (least squares): ${Number.isFinite(growth) ? `${growth.toFixed(2)} KiB` : 'needs two points'}; idle node: ${points[0]?.bareRss.toFixed(0)} MB; targets: ratio <= 1.5, RSS at 100k <= 400 MB`,
+    `RSS growth per object (least squares, ${SHARDS[0]} shard(s)): ${Number.isFinite(growth) ? `${growth.toFixed(2)} KiB` : 'needs two points'}; idle node: ${points[0]?.bareRss.toFixed(0)} MB; targets: ratio <= 1.5, RSS at 100k <= 400 MB`,
   );
 
   if (PLOT && points.length > 0) {
+    const of = (shards: number) => points.filter((p) => p.shards === shards);
     writeFileSync(
       PLOT,
       lineChart({
-        title: 'endpoint-sync at scale: initial sync and forwarder memory',
+        title: 'endpoint-sync at scale: initial sync and forwarder memory per shard',
         xLabel: 'Endpoints in the virtual cluster',
         leftLabel: 'seconds',
-        rightLabel: 'forwarder RSS, MB',
+        rightLabel: 'forwarder RSS per shard, MB',
         series: [
-          {
-            label: 'initial sync',
-            axis: 'left',
-            color: '#1f77b4',
-            points: points.map((p) => ({ x: p.objects, y: p.syncMs / 1000 })),
-          },
           {
             label: 'direct writes',
             axis: 'left',
             color: '#1f77b4',
             dashed: true,
-            points: points.map((p) => ({ x: p.objects, y: p.baselineMs / 1000 })),
+            points: of(SHARDS[0]!).map((p) => ({ x: p.objects, y: p.baselineMs! / 1000 })),
           },
-          {
-            label: 'forwarder RSS',
-            axis: 'right',
-            color: '#d62728',
-            points: points.map((p) => ({ x: p.objects, y: p.rss })),
-          },
+          ...SHARDS.flatMap((shards, i) => {
+            const name = shards === 1 ? '' : ` (${shards} shards)`;
+            return [
+              {
+                label: `initial sync${name}`,
+                axis: 'left' as const,
+                color: i === 0 ? '#1f77b4' : SHARD_COLORS[i % SHARD_COLORS.length]!,
+                points: of(shards).map((p) => ({ x: p.objects, y: p.syncMs / 1000 })),
+              },
+              {
+                label: `forwarder RSS${name}`,
+                axis: 'right' as const,
+                color: SHARD_COLORS[i % SHARD_COLORS.length]!,
+                dashed: i > 0,
+                points: of(shards).map((p) => ({ x: p.objects, y: p.rss })),
+              },
+            ];
+          }),
         ],
       }),
     );
@@ -292,5 +385,6 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--point') await runPoint(Number(process.argv[3]));
-else await main();
+if (process.argv[2] === '--point') {
+  await runPoint(Number(process.argv[3]), Number(process.argv[4]), process.argv[5] === 'baseline');
+} else await main();

@@ -36,17 +36,38 @@ export interface ForwarderRun {
   syncMs: number;
 }
 
+/** Options of {@link startForwarderProcess}. */
+export interface ForwarderProcessOptions {
+  entry: string[];
+  nodeFlags: string[];
+  extraArgs?: string[];
+  /** How long {@link ForwarderProcess.initialSync} may take; default 120 s. */
+  timeoutMs?: number;
+}
+
+/** A running `endpoint-sync forward` process. */
+export interface ForwarderProcess {
+  readonly pid: number;
+  /** Resolves with spawn -> `initial sync done` (ms); rejects on exit or after the timeout. */
+  readonly initialSync: Promise<number>;
+  /** Highest VmRSS over ten samples 100 ms apart, and VmHWM then. */
+  sampleMemory(): Promise<{ rss: number; hwm: number }>;
+  /** SIGTERM, then waits for the exit; removes its files. */
+  stop(): Promise<void>;
+}
+
 /**
- * Spawns `node [nodeFlags] entry... --virtual-kubeconfig ... [extraArgs]` against `stack` and
- * resolves when it logs `initial sync done` (its memory sampled then), after stopping it.
+ * Spawns `node [nodeFlags] entry... --virtual-kubeconfig ... [extraArgs]` against `stack`.
+ * Several may run at once (shards): each has its own process id, hence its own shard identity.
  */
-export async function runForwarderProcess(
+export async function startForwarderProcess(
   stack: Stack,
-  options: { entry: string[]; nodeFlags: string[]; extraArgs?: string[]; timeoutMs?: number },
-): Promise<ForwarderRun> {
+  options: ForwarderProcessOptions,
+): Promise<ForwarderProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-forwarder-'));
   const keyFile = join(dir, 'signing-key.json');
   await writeFile(keyFile, JSON.stringify(stack.signingKey), { mode: 0o600 });
+  const start = performance.now();
   const child = spawn(
     process.execPath,
     [
@@ -81,43 +102,65 @@ export async function runForwarderProcess(
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-2000);
   });
-  try {
-    const start = performance.now();
-    const initialDone = new Promise<void>((resolve, reject) => {
-      let buffered = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        buffered += chunk;
-        if (buffered.includes('initial sync done')) resolve();
-        buffered = buffered.slice(-200);
-      });
-      child.once('exit', (code) =>
-        reject(new Error(`endpoint-sync forward exited with ${code}; its stderr ends:\n${stderr}`)),
-      );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const initialDone = new Promise<number>((resolve, reject) => {
+    let buffered = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      if (buffered.includes('initial sync done')) resolve(performance.now() - start);
+      buffered = buffered.slice(-200);
     });
-    const timeoutMs = options.timeoutMs ?? 120_000;
-    const deadline = new AbortController();
-    await Promise.race([
-      initialDone,
-      sleep(timeoutMs, undefined, { signal: deadline.signal }).then(() => {
-        throw new Error(
-          `the child forwarder did not finish its initial sync within ${timeoutMs} ms`,
-        );
-      }),
-    ]).finally(() => deadline.abort());
-    const syncMs = performance.now() - start;
-    let mem = { rss: 0, hwm: 0 };
-    for (let i = 0; i < 10; i++) {
-      const m = memoryOf(child.pid!);
-      mem = { rss: Math.max(mem.rss, m.rss), hwm: m.hwm };
-      await sleep(100);
-    }
-    return { mem, syncMs };
+    child.once('exit', (code) =>
+      reject(new Error(`endpoint-sync forward exited with ${code}; its stderr ends:\n${stderr}`)),
+    );
+  });
+  // Never an unhandled rejection when the caller stops it before its initial sync.
+  initialDone.catch(() => {});
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const deadline = new AbortController();
+  const initialSync = Promise.race([
+    initialDone,
+    sleep(timeoutMs, undefined, { signal: deadline.signal }).then(() => {
+      throw new Error(`the child forwarder did not finish its initial sync within ${timeoutMs} ms`);
+    }),
+  ]).finally(() => deadline.abort());
+  initialSync.catch(() => {});
+  return {
+    pid: child.pid!,
+    initialSync,
+    async sampleMemory() {
+      let mem = { rss: 0, hwm: 0 };
+      for (let i = 0; i < 10; i++) {
+        const m = memoryOf(child.pid!);
+        mem = { rss: Math.max(mem.rss, m.rss), hwm: m.hwm };
+        await sleep(100);
+      }
+      return mem;
+    },
+    async stop() {
+      deadline.abort();
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Spawns the forwarder against `stack` and resolves when it logs `initial sync done` (its memory
+ * sampled then), after stopping it.
+ */
+export async function runForwarderProcess(
+  stack: Stack,
+  options: ForwarderProcessOptions,
+): Promise<ForwarderRun> {
+  const forwarder = await startForwarderProcess(stack, options);
+  try {
+    const syncMs = await forwarder.initialSync;
+    return { mem: await forwarder.sampleMemory(), syncMs };
   } finally {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    await rm(dir, { recursive: true, force: true });
+    await forwarder.stop();
   }
 }
