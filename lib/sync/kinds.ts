@@ -2,6 +2,7 @@
  * Which kinds the sync knows by resource plural, and how each kind is named on the host.
  */
 import { type NameScheme, RESOURCES, type ResourceType, syncedByKind } from '../model/index.ts';
+import { safeConcatName } from '../naming/index.ts';
 
 /** The API row of a resource plural (`endpoints`, `secrets`, ...), if the project knows it. */
 export function resourceByPlural(plural: string): ResourceType | undefined {
@@ -47,4 +48,23 @@ export function nameSchemeOf(kind: string): NameScheme {
   const row = syncedByKind(kind);
   if (row !== undefined) return row.nameScheme;
   return LONG_NAMED_UNSYNCED_KINDS.has(kind) ? 'long' : 'short';
+}
+
+/** The ConfigMap every namespace holds with its cluster's CA bundle (the root-CA publisher's). */
+const ROOT_CA_CONFIG_MAP = 'kube-root-ca.crt';
+
+/**
+ * The host name of the virtual object `name` of `kind` where the naming rules keep names
+ * (multi-namespace mode), for the one object vcluster renames there: the virtual cluster's
+ * `kube-root-ca.crt` ConfigMap would meet the host namespace's own, so vcluster's ConfigMaps
+ * mapper names its copy `vcluster-kube-root-ca.crt-x-<vc>`. `undefined` for every other object.
+ */
+export function keptNameException(
+  kind: string,
+  name: string,
+  virtualClusterName: string,
+): string | undefined {
+  return kind === 'ConfigMap' && name === ROOT_CA_CONFIG_MAP
+    ? safeConcatName('vcluster', ROOT_CA_CONFIG_MAP, 'x', virtualClusterName)
+    : undefined;
 }

@@ -18,7 +18,7 @@ import {
   safeConcatName,
   shortName,
 } from '../naming/index.ts';
-import { type NameScheme, nameSchemeOf } from './kinds.ts';
+import { keptNameException, type NameScheme, nameSchemeOf } from './kinds.ts';
 import type { ObjectKey, VirtualClusterIdentity } from './types.ts';
 
 /** Host namespaces a reference may never reach, whatever a mapping says. */
@@ -282,7 +282,8 @@ export function ownsHostNamespace(
 /**
  * The host key of the virtual object `key` of `kind`: single-namespace mode puts it in the
  * virtual cluster's host namespace under the long (`name-x-ns-x-vc`) or short (`v...`) name of
- * its kind's {@link NameScheme}; multi-namespace mode keeps the name and maps the namespace.
+ * its kind's {@link NameScheme}; multi-namespace mode keeps the name (but for the one object
+ * vcluster renames there, {@link keptNameException}) and maps the namespace.
  */
 export function hostKeyOf(
   kind: string,
@@ -292,7 +293,10 @@ export function hostKeyOf(
   scheme: NameScheme = nameSchemeOf(kind),
 ): ObjectKey {
   if (isMultiNamespace(config)) {
-    return { namespace: hostNamespaceOf(key.namespace, identity, config), name: key.name };
+    return {
+      namespace: hostNamespaceOf(key.namespace, identity, config),
+      name: keptNameException(kind, key.name, identity.name) ?? key.name,
+    };
   }
   const name =
     scheme === 'long'

@@ -16,7 +16,7 @@ import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { copyToHost } from './copy.ts';
 import { type ImportClaim, signImport } from './import-signature.ts';
-import { LEGACY_SHORT_NAMED_KINDS, resourceByKind } from './kinds.ts';
+import { keptNameException, LEGACY_SHORT_NAMED_KINDS, resourceByKind } from './kinds.ts';
 import { managedState } from './managed.ts';
 import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
 import {
@@ -283,6 +283,14 @@ export function plannedImports(
     const row = resourceByKind(href.kind);
     if (!host || !row) continue;
     if (getOwn(host.metadata.labels, ctx.markers.managedBy) !== undefined) continue;
+    // A name the naming rules never keep (the host namespace's own kube-root-ca.crt in
+    // multi-namespace mode) is the host's object, not one to import: vcluster ignores it too.
+    if (
+      isMultiNamespace(ctx.config) &&
+      keptNameException(href.kind, href.name, ctx.identity.name)
+    ) {
+      continue;
+    }
     if (key === undefined) {
       // An import the sync cannot sign would not be believed later: make none.
       draft.notes.push(

@@ -191,3 +191,49 @@ describe(`the copy of a referenced Secret (${source('pkg/controllers/resources/s
     expect(copy?.verb === 'create' && copy.object['type']).toBe(expected);
   });
 });
+
+describe(`a reference to the kube-root-ca.crt ConfigMap (${source(`${MAPPERS}/configmaps.go`)} VirtualToHost)`, () => {
+  const yaml = (multi: boolean) =>
+    [
+      'sync:',
+      '  toHost:',
+      ...(multi ? ['    namespaces: {enabled: true}'] : []),
+      '    endpoints:',
+      '      patches:',
+      '        - path: metadata.annotations["example.com/ca"]',
+      '          reference: {apiVersion: v1, kind: ConfigMap}',
+    ].join('\n');
+  const rootCa = (namespace: string) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'kube-root-ca.crt', namespace },
+    data: { 'ca.crt': 'virtual CA' },
+  });
+
+  it.each([
+    ['multi-namespace', 'kube-root-ca.crt', 'vcluster-kube-root-ca.crt-x-my-vcluster', true],
+    ['multi-namespace', 'settings', 'settings', true],
+    ['single-namespace', 'kube-root-ca.crt', 'kube-root-ca.crt-x-default-x-my-vcluster', false],
+  ])('%s: %s -> %s [same]', (_, name, expected, multi) => {
+    const pair = new ClusterPair();
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { 'example.com/ca': name } }),
+    );
+    pair.put('virtual', 'services', manualService());
+    pair.put('virtual', 'configmaps', {
+      ...rootCa('default'),
+      metadata: { name, namespace: 'default' },
+    });
+    const plan = planSync(pair.input(config(yaml(multi)), 'default', 'db', who), { evaluator });
+    const named = plan.hostWrites.flatMap((w) =>
+      w.verb === 'create' ? [`${w.resource} ${w.object.metadata.name}`] : [],
+    );
+    expect(named).toContain(`configmaps ${expected}`);
+    const written = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === 'endpoints');
+    expect(
+      written?.verb === 'create' && written.object.metadata.annotations?.['example.com/ca'],
+    ).toBe(expected);
+  });
+});

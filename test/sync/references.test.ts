@@ -3,6 +3,7 @@
  * and the security boundary.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../lib/kube/object.ts';
 import { hostName, shortName } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
@@ -361,6 +362,110 @@ sync:
     ]);
     expect(p.references?.map((r) => r.status)).toEqual(['copied']);
     expect(s.pair.get('host', 'secrets', 'vc-x-default', LEGACY)).not.toBeNull();
+  });
+});
+
+describe('the kube-root-ca.crt ConfigMap in multi-namespace mode', () => {
+  const CA_REF = `
+sync:
+  toHost:
+    namespaces: {enabled: true}
+    endpoints:
+      patches:
+        - path: metadata.annotations["ca"]
+          reference: {apiVersion: v1, kind: ConfigMap}
+`;
+  const COPY_NAME = 'vcluster-kube-root-ca.crt-x-vc';
+  const rootCa = (namespace: string, ca: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'kube-root-ca.crt', namespace },
+    data: { 'ca.crt': ca },
+  });
+
+  function caSetup() {
+    const pair = new ClusterPair();
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { ca: 'kube-root-ca.crt' } }),
+    );
+    pair.put('virtual', 'services', manualService());
+    pair.put('virtual', 'configmaps', rootCa('default', 'virtual CA'));
+    // The host namespace's own, made by the host's root-CA publisher.
+    const hostOwn = pair.put('host', 'configmaps', rootCa('vc-x-default', 'host CA'));
+    const cfg = config(CA_REF);
+    const plan = () => planSync(pair.input(cfg, 'default', 'db', signing), { evaluator });
+    return { pair, plan, hostOwn };
+  }
+
+  it("copies it beside the host namespace's own, under vcluster's name, and leaves that one alone", () => {
+    const s = caSetup();
+    const p = s.plan();
+    expect(described(p)).toEqual([
+      `create configmaps vc-x-default/${COPY_NAME}`,
+      'create endpoints vc-x-default/db',
+    ]);
+    s.pair.apply(p);
+    expect(s.pair.get('host', 'configmaps', 'vc-x-default', COPY_NAME)!['data']).toEqual({
+      'ca.crt': 'virtual CA',
+    });
+    expect(s.pair.get('host', 'configmaps', 'vc-x-default', 'kube-root-ca.crt')).toEqual(s.hostOwn);
+    expect(s.pair.host.get('endpoints/vc-x-default/db')!.metadata.annotations?.['ca']).toBe(
+      COPY_NAME,
+    );
+    // The copy is recognised as ours: the next sync writes nothing.
+    expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
+  });
+
+  it("never imports the host namespace's own kube-root-ca.crt that a host edit names", () => {
+    const pair = new ClusterPair();
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { ca: 'settings' } }),
+    );
+    pair.put('virtual', 'services', manualService());
+    pair.put('virtual', 'configmaps', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', namespace: 'default' },
+      data: { mode: 'fast' },
+    });
+    pair.put('host', 'configmaps', rootCa('vc-x-default', 'host CA'));
+    const plan = () =>
+      planSync(pair.input(config(CA_REF), 'default', 'db', signing), { evaluator });
+    pair.apply(plan());
+    const h = structuredClone(pair.host.get('endpoints/vc-x-default/db')!);
+    h.metadata.annotations!['ca'] = 'kube-root-ca.crt';
+    pair.host.set('endpoints/vc-x-default/db', h);
+    const p = plan();
+    expect(p.virtualWrites.filter((w) => w.resource === 'configmaps')).toEqual([]);
+    expect(p.references ?? []).not.toContainEqual(expect.objectContaining({ status: 'imported' }));
+  });
+
+  it('imports a host-only ConfigMap of another name that a host edit names', () => {
+    const pair = new ClusterPair();
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { ca: 'settings' } }),
+    );
+    pair.put('virtual', 'services', manualService());
+    pair.put('host', 'configmaps', {
+      ...rootCa('vc-x-default', 'shared'),
+      metadata: { name: 'shared-ca', namespace: 'vc-x-default' },
+    });
+    const plan = () =>
+      planSync(pair.input(config(CA_REF), 'default', 'db', signing), { evaluator });
+    pair.apply(plan());
+    const h = structuredClone(pair.host.get('endpoints/vc-x-default/db')!);
+    h.metadata.annotations!['ca'] = 'shared-ca';
+    pair.host.set('endpoints/vc-x-default/db', h);
+    const p = plan();
+    expect(p.virtualWrites.filter((w) => w.resource === 'configmaps').map((w) => w.verb)).toEqual([
+      'create',
+    ]);
   });
 });
 
