@@ -15,7 +15,6 @@ import {
   expired,
   type FieldError,
   failure,
-  fieldErr,
   invalid,
   notFound,
   OPTIMISTIC_LOCK_MESSAGE,
@@ -23,10 +22,11 @@ import {
   timeout,
 } from './errors.ts';
 import { EventHistory } from './event-history.ts';
+import { listPage, sortedEntries } from './list-page.ts';
 import { gk, gr, metaOf, nameOf, nsOf, orderMeta, rfc3339, sameContent } from './object-meta.ts';
 import { applyPatch, PatchError, type PatchType } from './patch.ts';
 import { nameSuffix, randomUid } from './random.ts';
-import { decodeContinue, encodeContinue, parseRv } from './resource-version.ts';
+import { decodeContinue, parseRv } from './resource-version.ts';
 import { apiVersionOf, RESOURCES, type ResourceType, resourceType } from './resources.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
 import { applyConfiguration, recordUpdate, setManagedFields } from './server-side-apply.ts';
@@ -36,12 +36,19 @@ import type {
   EventType,
   ListOptions,
   ListResult,
+  Preconditions,
   StoredEvent,
   StoreOptions,
   Subscription,
   WatchSink,
   WriteOptions,
 } from './store-types.ts';
+import {
+  keepServerMetadata,
+  keepServiceAllocation,
+  nextGeneration,
+  withStatusRule,
+} from './update-rules.ts';
 import { applyDefaults, validateKind, validateObjectMeta, validateUpdate } from './validation.ts';
 import { deliver, matchesSelectors, WatchHub } from './watch-hub.ts';
 
@@ -74,6 +81,37 @@ export function patchFailure(err: unknown): unknown {
   return new StatusError(
     failure(422, 'Invalid', 'the server rejected our request due to an error in our request', {}),
   );
+}
+
+/** A delete's preconditions against the stored metadata: 409 Conflict when one fails. */
+function checkPreconditions(
+  r: ResourceType,
+  name: string,
+  meta: Meta,
+  pre: Preconditions | undefined,
+): void {
+  if (pre?.uid && pre.uid !== meta.uid) {
+    throw conflict(
+      gr(r),
+      name,
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(meta.uid)}`,
+    );
+  }
+  if (pre?.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
+    throw conflict(
+      gr(r),
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(meta.resourceVersion)}`,
+    );
+  }
+}
+
+/** A Namespace's labels with the `kubernetes.io/metadata.name` label the server always sets. */
+function withNamespaceNameLabel(labels: unknown, name: string): Record<string, string> {
+  return {
+    ...((labels as Record<string, string> | undefined) ?? {}),
+    'kubernetes.io/metadata.name': name,
+  };
 }
 
 /**
@@ -156,18 +194,6 @@ export class ClusterStore {
     );
   }
 
-  #sortedItems(
-    r: ResourceType,
-    namespace: string | undefined,
-    table: Map<string, Obj>,
-  ): [string, Obj][] {
-    const prefix = namespace !== undefined && r.namespaced ? `${namespace}/` : undefined;
-    const entries: [string, Obj][] = [];
-    for (const e of table) if (prefix === undefined || e[0].startsWith(prefix)) entries.push(e);
-    entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    return entries;
-  }
-
   /** The table of `r` as it was at `rv`, rebuilt from the history; 410 if compacted. */
   #snapshotAt(r: ResourceType, rv: number, what: 'list' | 'continue'): Map<string, Obj> {
     if (rv === this.#rv) return this.#table(r);
@@ -212,32 +238,13 @@ export class ClusterStore {
         table = this.#snapshotAt(r, rv, 'list');
       }
     }
-    const entries = this.#sortedItems(r, namespace, table);
-    const items: Obj[] = [];
-    const filtered =
-      !!(opts.labelSelector && !opts.labelSelector.empty) ||
-      !!(opts.fieldSelector && !opts.fieldSelector.empty);
-    let i = 0;
-    if (start) {
-      while (i < entries.length && entries[i]![0] < start) i++;
-    }
-    let lastKey = '';
-    for (; i < entries.length; i++) {
-      const [key, o] = entries[i]!;
-      if (!matchesSelectors(o, opts.labelSelector, opts.fieldSelector)) continue;
-      if (paginate && items.length === limit) {
-        const result: ListResult = {
-          items,
-          resourceVersion: String(atRv),
-          continue: encodeContinue(atRv, `${lastKey}\u0000`),
-        };
-        if (!filtered) result.remainingItemCount = entries.length - i;
-        return result;
-      }
-      items.push(o);
-      lastKey = key;
-    }
-    return { items, resourceVersion: String(atRv) };
+    const page = {
+      start,
+      limit: paginate ? limit : 0,
+      ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+      ...(opts.fieldSelector ? { fieldSelector: opts.fieldSelector } : {}),
+    };
+    return listPage(sortedEntries(r, namespace, table), page, atRv);
   }
 
   #commit(
@@ -284,7 +291,7 @@ export class ClusterStore {
       sink,
     };
     if (from === 'initial') {
-      for (const [, o] of this.#sortedItems(r, namespace, this.#table(r))) {
+      for (const [, o] of sortedEntries(r, namespace, this.#table(r))) {
         if (matchesSelectors(o, sub.label, sub.field)) sink.event('ADDED', o, undefined);
       }
     } else if (typeof from === 'number') {
@@ -327,9 +334,7 @@ export class ClusterStore {
     if (!dryRun) meta.resourceVersion = String(this.#rv + 1);
     obj.metadata = orderMeta(meta);
     if (r.kind === 'Namespace') {
-      const labels = { ...((meta.labels as Record<string, string> | undefined) ?? {}) };
-      labels['kubernetes.io/metadata.name'] = String(meta.name);
-      (obj.metadata as Meta).labels = labels;
+      (obj.metadata as Meta).labels = withNamespaceNameLabel(meta.labels, String(meta.name));
     }
     return obj;
   }
@@ -455,53 +460,11 @@ export class ClusterStore {
     ) {
       throw conflict(gr(r), name, OPTIMISTIC_LOCK_MESSAGE);
     }
-    let obj: Obj;
-    if (opts.subresource === 'status') {
-      // The status subresource changes status only; everything else is kept.
-      obj = cloneJson(existing);
-      for (const f of r.statusFields) {
-        if (incoming[f] === undefined) delete obj[f];
-        else obj[f] = incoming[f];
-      }
-    } else {
-      obj = incoming;
-      for (const f of r.statusFields) {
-        if (existing[f] === undefined) delete obj[f];
-        else obj[f] = cloneJson(existing[f]);
-      }
-    }
+    const obj = withStatusRule(r, existing, incoming, opts.subresource === 'status');
     const newMeta = opts.subresource === 'status' ? metaOf(obj) : meta;
-    const errs: FieldError[] = [];
-    if (newMeta.uid !== undefined && newMeta.uid !== '' && newMeta.uid !== oldMeta.uid) {
-      errs.push(fieldErr.invalid('metadata.uid', newMeta.uid, 'field is immutable'));
-    }
-    newMeta.uid = oldMeta.uid;
-    newMeta.creationTimestamp = oldMeta.creationTimestamp;
-    newMeta.namespace = oldMeta.namespace;
-    if (oldMeta.deletionTimestamp) newMeta.deletionTimestamp = oldMeta.deletionTimestamp;
-    else delete newMeta.deletionTimestamp;
-    if (oldMeta.deletionGracePeriodSeconds !== undefined)
-      newMeta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
-    else delete newMeta.deletionGracePeriodSeconds;
-    delete newMeta.selfLink;
-    delete newMeta.generateName;
-    if (oldMeta.generateName) newMeta.generateName = oldMeta.generateName;
-    if (r.kind === 'Service') {
-      const spec = (obj.spec as Obj | undefined) ?? {};
-      obj.spec = spec;
-      const oldSpec = (existing.spec as Obj | undefined) ?? {};
-      // Since Kubernetes 1.20 an update without clusterIP keeps the allocated one.
-      if (!spec.clusterIP && oldSpec.clusterIP) spec.clusterIP = oldSpec.clusterIP;
-      if (!spec.clusterIPs && oldSpec.clusterIPs) spec.clusterIPs = cloneJson(oldSpec.clusterIPs);
-      if (!spec.ipFamilies && oldSpec.ipFamilies) spec.ipFamilies = cloneJson(oldSpec.ipFamilies);
-      if (!spec.ipFamilyPolicy && oldSpec.ipFamilyPolicy)
-        spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
-    }
-    if (r.kind === 'Namespace') {
-      const labels = { ...((newMeta.labels as Record<string, string> | undefined) ?? {}) };
-      labels['kubernetes.io/metadata.name'] = name;
-      newMeta.labels = labels;
-    }
+    const errs = keepServerMetadata(newMeta, oldMeta);
+    if (r.kind === 'Service') keepServiceAllocation(obj, existing);
+    if (r.kind === 'Namespace') newMeta.labels = withNamespaceNameLabel(newMeta.labels, name);
     applyDefaults(r, obj);
     errs.push(
       ...validateKind(r, obj),
@@ -509,15 +472,9 @@ export class ClusterStore {
       ...validateUpdate(r, existing, obj),
     );
     if (errs.length > 0) throw invalid(gk(r), name, errs);
-    if (r.generation) {
-      const changed = r.specFields.some(
-        (f) => JSON.stringify(existing[f]) !== JSON.stringify(obj[f]),
-      );
-      const gen = typeof oldMeta.generation === 'number' ? oldMeta.generation : 1;
-      newMeta.generation = changed ? gen + 1 : gen;
-    } else {
-      delete newMeta.generation;
-    }
+    const generation = nextGeneration(r, existing, obj, oldMeta);
+    if (generation === undefined) delete newMeta.generation;
+    else newMeta.generation = generation;
     newMeta.resourceVersion = oldMeta.resourceVersion;
     if (opts.fieldManager && !opts.applied) {
       setManagedFields(
@@ -649,21 +606,7 @@ export class ClusterStore {
     const existing = this.#table(r).get(key);
     if (!existing) throw notFound(gr(r), name);
     const meta = metaOf(existing);
-    const pre = opts.preconditions;
-    if (pre?.uid && pre.uid !== meta.uid) {
-      throw conflict(
-        gr(r),
-        name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(meta.uid)}`,
-      );
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
-      throw conflict(
-        gr(r),
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(meta.resourceVersion)}`,
-      );
-    }
+    checkPreconditions(r, name, meta, opts.preconditions);
     const now = rfc3339(this.#now());
     if (r.kind === 'Namespace') {
       const terminating = cloneJson(existing);
@@ -674,7 +617,7 @@ export class ClusterStore {
       // The namespace controller's work, done at once: every object in it goes first.
       for (const other of RESOURCES) {
         if (!other.namespaced) continue;
-        for (const [k, o] of this.#sortedItems(other, name, this.#table(other))) {
+        for (const [k, o] of sortedEntries(other, name, this.#table(other))) {
           this.#rv++;
           const last = cloneJson(o);
           (last.metadata as Meta).resourceVersion = String(this.#rv);
