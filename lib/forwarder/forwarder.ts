@@ -367,6 +367,10 @@ class ForwarderImpl implements Forwarder {
   #createShards(): Shards | undefined {
     const sharding = this.#o.sharding;
     if (!sharding) return undefined;
+    if (this.#o.leaderElection) {
+      // One leader dispatching everything, or every shard its share: not both.
+      throw new RangeError('forwarder: give leaderElection or sharding, not both');
+    }
     const shards = new Shards({
       client: this.#o.virtual,
       namespace: sharding.namespace,

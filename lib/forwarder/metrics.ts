@@ -180,8 +180,10 @@ export class ForwarderMetrics {
     gauge('in_flight_keys', 'Keys handed out and not finished.', (s) => s.inFlightKeys());
     gauge('in_flight_invocations', 'Invocations under way.', (s) => s.inFlightInvocations());
     gauge('parked_keys', 'Keys parked now, waiting for the next resync.', (s) => s.parkedKeys());
-    gauge('is_leader', '1 when this instance dispatches (leader, or election off).', (s) =>
-      s.isLeader(),
+    gauge(
+      'is_leader',
+      '1 when this instance dispatches (leader, election off, or a shard holding its member Lease).',
+      (s) => s.isLeader(),
     );
     gauge('shard_members', 'Live shard members this replica sees (0: sharding off).', (s) =>
       s.shardMembers ? s.shardMembers() : 0,

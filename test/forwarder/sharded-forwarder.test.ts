@@ -233,4 +233,19 @@ describe('the forwarder as shards (emulated clusters, real clients, recorded inv
     // No host copy went away on the way: no shard ever took a namespace it had not cached yet.
     expect(hostDeletes).toEqual([]);
   });
+
+  it('refuses leader election and sharding together', async () => {
+    virtual = await clusterWithClient({ name: 'virtual' });
+    host = await clusterWithClient({ name: 'host', namespaces: ['default', 'vc-host'] });
+    expect(() =>
+      createForwarder({
+        virtual: virtual.client,
+        host: host.client,
+        invoker: new PlanInvoker(host.cluster),
+        identity,
+        leaderElection: { namespace: 'default' },
+        sharding: { namespace: 'default' },
+      }),
+    ).toThrow(/leaderElection or sharding, not both/);
+  });
 });
