@@ -143,7 +143,7 @@ describe(`Endpoints takeover (${SYNCER})`, () => {
     ).toEqual(c.expected.verbs);
   });
 
-  it('default/kubernetes is never synced', () => {
+  it('default/kubernetes is never synced [same]', () => {
     const pair = new ClusterPair();
     pair.put('virtual', 'endpoints', endpoints('kubernetes'));
     pair.put('virtual', 'services', manualService('kubernetes'));
@@ -165,7 +165,7 @@ function hostCopy(virtual: KubeObject): KubeObject {
 }
 
 describe(`host copy metadata (${TRANSLATE} HostAnnotations, ${LABELS} HostLabelsMap)`, () => {
-  it(`an object without annotations gets no managed-annotations key (${TRANSLATE} applyAnnotations)`, () => {
+  it(`an object without annotations gets no managed-annotations key (${TRANSLATE} applyAnnotations) [same]`, () => {
     const annotations = hostCopy(endpoints()).metadata.annotations ?? {};
     expect(annotations).not.toHaveProperty(`${D}/managed-annotations`);
     expect(annotations[`${D}/object-name`]).toBe('db');
@@ -175,12 +175,12 @@ describe(`host copy metadata (${TRANSLATE} HostAnnotations, ${LABELS} HostLabels
     expect(annotations[`${D}/object-kind`]).toBe('/v1, Kind=Endpoints');
   });
 
-  it(`managed-annotations lists the virtual keys sorted, newline-joined (${TRANSLATE} ApplyMaps)`, () => {
+  it(`managed-annotations lists the virtual keys sorted, newline-joined (${TRANSLATE} ApplyMaps) [same]`, () => {
     const copy = hostCopy(endpoints('db', 'default', { annotations: { b: '2', a: '1' } }));
     expect(copy.metadata.annotations?.[`${D}/managed-annotations`]).toBe('a\nb');
   });
 
-  it(`control-plane.alpha.kubernetes.io/leader is not copied (${SYNCER} excludedAnnotations)`, () => {
+  it(`control-plane.alpha.kubernetes.io/leader is not copied (${SYNCER} excludedAnnotations) [same]`, () => {
     const copy = hostCopy(
       endpoints('db', 'default', {
         annotations: { 'control-plane.alpha.kubernetes.io/leader': '{}', keep: 'x' },
@@ -192,7 +192,7 @@ describe(`host copy metadata (${TRANSLATE} HostAnnotations, ${LABELS} HostLabels
     expect(copy.metadata.annotations?.['keep']).toBe('x');
   });
 
-  it(`markers and reserved label keys (${LABELS} HostLabel: release -> ${D}/label-suffix-x-<hex>)`, () => {
+  it(`markers and reserved label keys (${LABELS} HostLabel: release -> ${D}/label-suffix-x-<hex>) [same]`, () => {
     const copy = hostCopy(endpoints('db', 'default', { labels: { app: 'db', release: 'r1' } }));
     expect(copy.metadata.labels).toEqual({
       app: 'db',
@@ -203,7 +203,7 @@ describe(`host copy metadata (${TRANSLATE} HostAnnotations, ${LABELS} HostLabels
     });
   });
 
-  it(`a virtual label whose key looks translated is dropped (${LABELS} HostLabelsMap IsTranslatedLabel)`, () => {
+  it(`a virtual label whose key looks translated is dropped (${LABELS} HostLabelsMap IsTranslatedLabel) [same]`, () => {
     const copy = hostCopy(
       endpoints('db', 'default', {
         labels: { release: 'real', [`${D}/label-suffix-x-a4d451ec23`]: 'forged' },

@@ -52,7 +52,7 @@ describe(`short names (${source('pkg/util/translate/single_namespace.go')} HostN
     { name: 'secret-1472', namespace: 'default', vc: 'vcluster', host: 'v0' },
   ];
 
-  it.each(cases)('$namespace/$name in $vc -> $host', ({ name, namespace, vc, host }) => {
+  it.each(cases)('$namespace/$name in $vc -> $host [same]', ({ name, namespace, vc, host }) => {
     const short = shortName(name, namespace, vc);
     expect(short.startsWith(host)).toBe(true);
     expect(short).toBe(referenceShortName(name, namespace, vc));
@@ -65,7 +65,7 @@ describe(`short names (${source('pkg/util/translate/single_namespace.go')} HostN
     expect(encodeBytesBase36(new Uint8Array([0]))).toBe('0');
   });
 
-  it('equals the independent implementation on 100,000 random names, leading-zero digests included', () => {
+  it('equals the independent implementation on 100,000 random names, leading-zero digests included [same]', () => {
     let leadingZero = 0;
     fc.assert(
       fc.property(dnsLabel, dnsLabel, dnsLabel, (name, namespace, vc) => {
@@ -79,7 +79,7 @@ describe(`short names (${source('pkg/util/translate/single_namespace.go')} HostN
     expect(leadingZero).toBeGreaterThan(100);
   });
 
-  it('equals the independent implementation on names whose digest starts with zero bytes', () => {
+  it('equals the independent implementation on names whose digest starts with zero bytes [same]', () => {
     // Search a deterministic family of names for digests with a leading zero byte.
     const found: string[] = [];
     for (let i = 0; found.length < 200; i++) {
