@@ -1,8 +1,10 @@
 /**
- * The reference translator of single-namespace mode (docs/paths-and-patches.md, "Reference
- * patches"): every virtual object a reference names lives on the host under its short `v...` name
- * in the virtual cluster's one host namespace, and a host reference may reach nothing outside that
- * namespace.
+ * A reference translator of single-namespace mode for the patches layer alone
+ * (docs/paths-and-patches.md, "Reference patches"): it names every virtual object a reference
+ * names by its short `v...` name in the virtual cluster's one host namespace, and a host
+ * reference may reach nothing outside that namespace. The sync names each object by its kind's
+ * host name instead (the long name for most kinds, as vcluster does) and uses only this
+ * translator's way back.
  */
 import { shortName } from '../naming/index.ts';
 import { type ObjectRef, ReferenceDeniedError, type ReferenceTranslator } from './types.ts';
