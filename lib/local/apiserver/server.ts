@@ -351,24 +351,9 @@ function serveOpenapi(req: IncomingMessage, res: ServerResponse, p: string): voi
   res.end(d.body);
 }
 
-async function serveResource(
-  ctx: ServerContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  q: URLSearchParams,
-  method: string,
-  rt: Route,
-  warnings: string[],
-  headers: () => Record<string, string | string[]>,
-): Promise<void> {
+/** The methods a route allows, as kube-apiserver registers them: 405 for any other. */
+function checkMethod(rt: Route, method: string): void {
   const { r, namespace, name, subresource } = rt;
-  const store = ctx.store;
-  const watch = rt.watchPrefix || boolParam(q, 'watch') === true;
-  if (subresource !== undefined && !r.subresources.includes(subresource)) throw pathNotFound();
-  if (name !== undefined) {
-    const problems = pathSegmentNameProblems(name);
-    if (problems.length > 0) throw invalidNameParameter(name, problems);
-  }
   const allowed = name
     ? subresource
       ? ['GET', 'PUT', 'PATCH']
@@ -381,6 +366,26 @@ async function serveResource(
     throw methodNotAllowed();
   if (!name && method === 'DELETE' && !r.verbs.includes('deletecollection'))
     throw methodNotAllowed();
+}
+
+async function serveResource(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  q: URLSearchParams,
+  method: string,
+  rt: Route,
+  warnings: string[],
+  headers: () => Record<string, string | string[]>,
+): Promise<void> {
+  const { r, namespace, name, subresource } = rt;
+  const watch = rt.watchPrefix || boolParam(q, 'watch') === true;
+  if (subresource !== undefined && !r.subresources.includes(subresource)) throw pathNotFound();
+  if (name !== undefined) {
+    const problems = pathSegmentNameProblems(name);
+    if (problems.length > 0) throw invalidNameParameter(name, problems);
+  }
+  checkMethod(rt, method);
 
   const decision = ctx.faults.decide(verbOf(method, rt, watch), r.name, namespace, name ?? '');
   if (decision.latencyMs > 0) await new Promise((ok) => setTimeout(ok, decision.latencyMs));
@@ -391,21 +396,59 @@ async function serveResource(
   }
   if (method === 'GET') {
     if (watch) return startWatch(ctx, req, res, q, rt, headers);
-    if (name) {
-      const stored = getStored(store, r, namespace, name);
-      const table = tableOptions(req, q, r, {
-        resourceVersion: String((stored.metadata as Obj).resourceVersion ?? ''),
-      });
-      return sendJson(
-        res,
-        200,
-        table ? toTable(r, [stored], table) : store.withTypeMeta(r, stored),
-        headers(),
-      );
-    }
+    if (name) return serveGet(ctx, req, res, q, rt, name, headers);
     return list(ctx, req, res, q, rt, headers);
   }
   if (method === 'DELETE') return serveDelete(ctx, req, res, q, rt, headers);
+  return serveWrite(ctx, req, res, q, method, rt, warnings, headers);
+}
+
+/** GET of one object, as itself or as a Table row. */
+function serveGet(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  q: URLSearchParams,
+  rt: Route,
+  name: string,
+  headers: () => Record<string, string | string[]>,
+): void {
+  const { r, namespace } = rt;
+  const stored = getStored(ctx.store, r, namespace, name);
+  const table = tableOptions(req, q, r, {
+    resourceVersion: String((stored.metadata as Obj).resourceVersion ?? ''),
+  });
+  sendJson(
+    res,
+    200,
+    table ? toTable(r, [stored], table) : ctx.store.withTypeMeta(r, stored),
+    headers(),
+  );
+}
+
+/** The request's body as one object of the route's kind (JSON, YAML or protobuf). */
+async function readObject(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  kind: string,
+): Promise<unknown> {
+  const raw = await readBody(req, ctx.maxBodyBytes);
+  return decodeObjectBody(raw, mediaType(req), kind, ctx.maxBodyBytes);
+}
+
+/** POST (create, or a review), PUT (update, or create where allowed) and PATCH of every type. */
+async function serveWrite(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  q: URLSearchParams,
+  method: string,
+  rt: Route,
+  warnings: string[],
+  headers: () => Record<string, string | string[]>,
+): Promise<void> {
+  const { r, namespace, name, subresource } = rt;
+  const store = ctx.store;
   const type = mediaType(req);
   if (
     method === 'PATCH' &&
@@ -422,31 +465,15 @@ async function serveResource(
   if (subresource) opts.subresource = subresource;
 
   if (r.review) {
-    const body = decodeObjectBody(
-      await readBody(req, ctx.maxBodyBytes),
-      mediaType(req),
-      r.kind,
-      ctx.maxBodyBytes,
-    );
+    const body = await readObject(ctx, req, r.kind);
     return sendJson(res, 201, answerReview(r, decodeBody(r, body, opts)), headers());
   }
   if (method === 'POST') {
-    const body = decodeObjectBody(
-      await readBody(req, ctx.maxBodyBytes),
-      mediaType(req),
-      r.kind,
-      ctx.maxBodyBytes,
-    );
-    const obj = store.createObject(r, namespace, body, opts);
+    const obj = store.createObject(r, namespace, await readObject(ctx, req, r.kind), opts);
     return sendJson(res, 201, store.withTypeMeta(r, obj), headers());
   }
   if (method === 'PUT') {
-    const body = decodeObjectBody(
-      await readBody(req, ctx.maxBodyBytes),
-      mediaType(req),
-      r.kind,
-      ctx.maxBodyBytes,
-    );
+    const body = await readObject(ctx, req, r.kind);
     const { object, created } = store.updateObject(r, namespace, name!, body, opts);
     return sendJson(res, created ? 201 : 200, store.withTypeMeta(r, object), headers());
   }
