@@ -125,6 +125,17 @@ describe('serverless offline', () => {
     }
   });
 
+  it("is what docs/deploy.md's walk-through runs: the same --param names", async () => {
+    const docs = await readFile(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
+    const section = docs.slice(docs.indexOf('## Run like Lambda locally'));
+    const documented = [...section.matchAll(/--param="(\w+)=/g)].map((m) => m[1]).sort();
+    const used = (child!.spawnargs as string[])
+      .filter((a) => a.startsWith('--param='))
+      .map((a) => a.slice('--param='.length).split('=')[0])
+      .sort();
+    expect(documented).toEqual(used);
+  });
+
   describe('answers like Lambda (lib/local/offline-plugin.ts)', () => {
     const client = () =>
       new LambdaClient({
