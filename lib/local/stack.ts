@@ -173,6 +173,158 @@ async function ensureNamespace(client: KubeClient, namespace: string): Promise<v
   }
 }
 
+/** Where the configuration lives, and how the demo replaces it. */
+interface ConfigLocation {
+  /** The local S3 server holding it (and the tenant registry), unless it is a local file. */
+  objectStore?: ObjectStore;
+  configUri: string;
+  putConfig: (text: string) => Promise<void>;
+}
+
+/**
+ * The configuration's location: `options.configFile`, or the default configuration put into a
+ * local S3 server started here (closed by `closers`).
+ */
+async function configLocation(
+  options: StackOptions,
+  closers: Array<() => Promise<unknown>>,
+): Promise<ConfigLocation> {
+  if (options.configFile) {
+    const file = options.configFile;
+    return { configUri: pathToFileURL(file).href, putConfig: (text) => writeFile(file, text) };
+  }
+  const store = await startObjectStore({
+    buckets: [LOCAL_CONFIG_BUCKET],
+    ...(options.s3Port === undefined ? {} : { port: options.s3Port }),
+  });
+  closers.push(() => store.close());
+  await store.put(
+    LOCAL_CONFIG_BUCKET,
+    LOCAL_CONFIG_KEY,
+    await readFile(DEFAULT_CONFIG_FILE, 'utf8'),
+  );
+  return {
+    objectStore: store,
+    configUri: store.uri(LOCAL_CONFIG_BUCKET, LOCAL_CONFIG_KEY),
+    putConfig: (text) => store.put(LOCAL_CONFIG_BUCKET, LOCAL_CONFIG_KEY, text),
+  };
+}
+
+/** Writes the demo tenant's registry entry into the local S3; returns the registry's location. */
+async function registerTenant(
+  objectStore: ObjectStore,
+  identity: VirtualClusterIdentity,
+  configUri: string,
+  signingKeys: string,
+): Promise<string> {
+  await objectStore.put(
+    LOCAL_CONFIG_BUCKET,
+    `${LOCAL_REGISTRY_PREFIX}${identity.name}.yaml`,
+    stringify({
+      tenant: identity.name,
+      virtualCluster: { name: identity.name, namespace: identity.hostNamespace },
+      config: configUri,
+      hostNamespaces: [identity.hostNamespace, `${identity.name}-x-*`],
+      markerDomain: identity.markerDomain,
+      signingKeys,
+    }),
+  );
+  return objectStore.uri(LOCAL_CONFIG_BUCKET, LOCAL_REGISTRY_PREFIX);
+}
+
+/** What {@link localSyncHandler} needs besides the host client and the identity. */
+interface LocalFunctionSettings {
+  configUri: string;
+  /** The tenant's signing keys as the registry holds them (`inline:...`). */
+  signingKeys: string;
+  objectStore?: ObjectStore;
+  /** The registry's location; without it the function serves the one tenant directly. */
+  tenantRegistry?: string;
+  options: StackOptions;
+}
+
+/**
+ * The sync function as production builds it: tenants from the registry in the local S3 (or the
+ * one tenant), a fresh secret for import markers, configuration read from `configUri`.
+ */
+function localSyncHandler(
+  host: KubeClient,
+  identity: VirtualClusterIdentity,
+  settings: LocalFunctionSettings,
+): SyncHandler {
+  const { configUri, signingKeys, objectStore, tenantRegistry, options } = settings;
+  const s3 = objectStore && {
+    endpoint: objectStore.endpoint,
+    region: objectStore.region,
+    forcePathStyle: true,
+    credentials: objectStore.credentials,
+  };
+  const tenantOptions = {
+    markerDomain: identity.markerDomain,
+    // The demo keeps the signing key inline and may serve a local configuration file.
+    allowLocalFiles: true,
+  };
+  // The functions' own secret for signing import markers (MARKER_KEYS): fresh per run, since
+  // imports made by one run of the demo need not be trusted by the next.
+  const markerKeys = generateSigningKey(identity.name, 'marker').function;
+  return createSyncHandler({
+    host,
+    markerKeys: markerKeysFrom(`inline:${JSON.stringify(markerKeys)}`, (ref) =>
+      readSecretText(ref, { allowLocal: true }),
+    ),
+    tenants: tenantRegistry
+      ? registryTenants({ location: tenantRegistry, ...(s3 ? { s3 } : {}), ...tenantOptions })
+      : singleTenant({
+          name: identity.name,
+          namespace: identity.hostNamespace,
+          config: configUri,
+          signingKeys,
+          ...tenantOptions,
+        }),
+    configSourceOptions: {
+      minRevalidateMs: options.configRevalidateMs ?? 1000,
+      ...(s3 ? { s3 } : {}),
+    },
+    telemetry: options.telemetry ?? { logLevel: 'SILENT', metrics: false },
+  });
+}
+
+/** The local Lambda invoke endpoint serving `handler`, and the forwarder's signing invoker of it. */
+async function localLambda(
+  handler: SyncHandler,
+  forwarderKey: Stack['signingKey'],
+  options: StackOptions,
+  closers: Array<() => Promise<unknown>>,
+): Promise<{ lambda: LambdaEndpoint; sealer: EventSealer; invoker: LambdaInvoker }> {
+  const lambda = await startLambdaEndpoint({
+    ...(options.lambdaFaults ? { faults: options.lambdaFaults } : {}),
+    ...(options.lambdaPort === undefined ? {} : { port: options.lambdaPort }),
+    echoFunctionOutput: options.echoFunctionLogs ?? true,
+    functions: {
+      [LOCAL_FUNCTION_NAME]: {
+        handler: (event, context) => handler(event, context),
+        description: 'endpoint-sync - plan and apply host writes for a batch of virtual objects',
+        handlerName: 'dist/functions/sync.handler',
+      },
+    },
+  });
+  closers.push(() => lambda.close());
+  const sealer = keySealer({
+    tenant: forwarderKey.tenant,
+    keyId: forwarderKey.keyId,
+    key: Buffer.from(forwarderKey.key, 'base64'),
+  });
+  const invoker = new LambdaInvoker({
+    functionName: LOCAL_FUNCTION_NAME,
+    endpoint: lambda.endpoint,
+    region: lambda.region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    sealer,
+  });
+  closers.push(async () => invoker.destroy());
+  return { lambda, sealer, invoker };
+}
+
 /**
  * Starts the embedded stack: two clusters (emulated unless kubeconfigs are given), the
  * configuration in a local S3 server (or a local file), the sync function behind a local Lambda
@@ -220,112 +372,25 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     closers.push(async () => host.client.close());
     if (!host.emulator) await ensureNamespace(host.client, identity.hostNamespace);
 
-    let objectStore: ObjectStore | undefined;
-    let configUri: string;
-    let putConfig: (text: string) => Promise<void>;
-    if (options.configFile) {
-      configUri = pathToFileURL(options.configFile).href;
-      const file = options.configFile;
-      putConfig = (text) => writeFile(file, text);
-    } else {
-      const store = await startObjectStore({
-        buckets: [LOCAL_CONFIG_BUCKET],
-        ...(options.s3Port === undefined ? {} : { port: options.s3Port }),
-      });
-      objectStore = store;
-      closers.push(() => store.close());
-      await store.put(
-        LOCAL_CONFIG_BUCKET,
-        LOCAL_CONFIG_KEY,
-        await readFile(DEFAULT_CONFIG_FILE, 'utf8'),
-      );
-      configUri = store.uri(LOCAL_CONFIG_BUCKET, LOCAL_CONFIG_KEY);
-      putConfig = (text) => store.put(LOCAL_CONFIG_BUCKET, LOCAL_CONFIG_KEY, text);
-    }
+    const { objectStore, configUri, putConfig } = await configLocation(options, closers);
 
     // The function runs as in production: it learns the caller from the signed event and the
     // tenant registry (in the local S3), and the forwarder signs with the tenant's key.
     const key = generateSigningKey(identity.name, 'local');
     const signingKeys = `inline:${JSON.stringify(key.function)}`;
-    const s3 = objectStore && {
-      endpoint: objectStore.endpoint,
-      region: objectStore.region,
-      forcePathStyle: true,
-      credentials: objectStore.credentials,
-    };
-    let tenantRegistry: string | undefined;
-    if (objectStore) {
-      tenantRegistry = objectStore.uri(LOCAL_CONFIG_BUCKET, LOCAL_REGISTRY_PREFIX);
-      await objectStore.put(
-        LOCAL_CONFIG_BUCKET,
-        `${LOCAL_REGISTRY_PREFIX}${identity.name}.yaml`,
-        stringify({
-          tenant: identity.name,
-          virtualCluster: { name: identity.name, namespace: identity.hostNamespace },
-          config: configUri,
-          hostNamespaces: [identity.hostNamespace, `${identity.name}-x-*`],
-          markerDomain: identity.markerDomain,
-          signingKeys,
-        }),
-      );
-    }
-    const tenantOptions = {
-      markerDomain: identity.markerDomain,
-      // The demo keeps the signing key inline and may serve a local configuration file.
-      allowLocalFiles: true,
-    };
-    // The functions' own secret for signing import markers (MARKER_KEYS): fresh per run, since
-    // imports made by one run of the demo need not be trusted by the next.
-    const markerKeys = generateSigningKey(identity.name, 'marker').function;
-    const handler = createSyncHandler({
-      host: host.client,
-      markerKeys: markerKeysFrom(`inline:${JSON.stringify(markerKeys)}`, (ref) =>
-        readSecretText(ref, { allowLocal: true }),
-      ),
-      tenants: tenantRegistry
-        ? registryTenants({ location: tenantRegistry, ...(s3 ? { s3 } : {}), ...tenantOptions })
-        : singleTenant({
-            name: identity.name,
-            namespace: identity.hostNamespace,
-            config: configUri,
-            signingKeys,
-            ...tenantOptions,
-          }),
-      configSourceOptions: {
-        minRevalidateMs: options.configRevalidateMs ?? 1000,
-        ...(s3 ? { s3 } : {}),
-      },
-      telemetry: options.telemetry ?? { logLevel: 'SILENT', metrics: false },
+    const tenantRegistry = objectStore
+      ? await registerTenant(objectStore, identity, configUri, signingKeys)
+      : undefined;
+    const handler = localSyncHandler(host.client, identity, {
+      configUri,
+      signingKeys,
+      ...(objectStore ? { objectStore } : {}),
+      ...(tenantRegistry ? { tenantRegistry } : {}),
+      options,
     });
     closers.push(() => handler.close());
 
-    const lambda = await startLambdaEndpoint({
-      ...(options.lambdaFaults ? { faults: options.lambdaFaults } : {}),
-      ...(options.lambdaPort === undefined ? {} : { port: options.lambdaPort }),
-      echoFunctionOutput: options.echoFunctionLogs ?? true,
-      functions: {
-        [LOCAL_FUNCTION_NAME]: {
-          handler: (event, context) => handler(event, context),
-          description: 'endpoint-sync - plan and apply host writes for a batch of virtual objects',
-          handlerName: 'dist/functions/sync.handler',
-        },
-      },
-    });
-    closers.push(() => lambda.close());
-
-    const sealer = keySealer({
-      tenant: key.forwarder.tenant,
-      keyId: key.forwarder.keyId,
-      key: Buffer.from(key.forwarder.key, 'base64'),
-    });
-    const invoker = new LambdaInvoker({
-      functionName: LOCAL_FUNCTION_NAME,
-      endpoint: lambda.endpoint,
-      region: lambda.region,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      sealer,
-    });
-    closers.push(async () => invoker.destroy());
+    const { lambda, sealer, invoker } = await localLambda(handler, key.forwarder, options, closers);
 
     const forwarder = createForwarder({
       logger: options.logger ?? silentLogger,
