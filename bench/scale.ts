@@ -13,7 +13,10 @@
  *  - RSS growth per object: the least-squares slope of RSS over the points;
  *  - each point again as 2 and 4 shards (`--shards`, one process per shard, all spawned at once,
  *    as a Deployment's rollout starts them): the time from the spawn to the Nth host copy, and
- *    the RSS of the largest shard (`scale.*_<N>shards`). The 1-shard point is the forwarder
+ *    the RSS of the largest shard (`scale.*_<N>shards`);
+ *  - the live heap of the largest shard (V8's used heap after a full GC forced through the
+ *    inspector, after the RSS samples): what its share costs, where the RSS of a process with a
+ *    4 GiB heap limit also holds the garbage V8 had no reason to collect yet. The 1-shard point is the forwarder
  *    without `--shards` (one replica, nothing to share), whose figures keep their names.
  *
  * It prints progress while it runs, records the `scale.*` figures, and writes the plot of sync
@@ -72,6 +75,8 @@ interface Point {
   hwm: number;
   /** RSS of each shard. */
   rssEach: number[];
+  /** Live heap (V8's used heap after a full GC) of each shard, MB. */
+  liveHeapEach: number[];
   bareRss: number;
 }
 
@@ -105,6 +110,7 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
   let copies: KubeObject[] = [];
   let syncMs = 0;
   let memory: Array<{ rss: number; hwm: number }> = [];
+  let liveHeap: number[] = [];
   try {
     const virtual = stack.virtual.emulator!.store;
     const host = stack.host.emulator!.store;
@@ -178,6 +184,7 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
               ...(shards > 1 ? ['--shards'] : []),
             ],
             timeoutMs,
+            inspect: true,
           }),
         );
       }
@@ -189,6 +196,8 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       memory = await Promise.all(forwarders.map((f) => f.sampleMemory()));
+      // After the RSS samples: a forced GC must not make the RSS figures look better.
+      liveHeap = await Promise.all(forwarders.map(async (f) => (await f.liveHeap()).usedMb));
       if (committed < objects) throw new Error(`only ${committed} of ${objects} host copies`);
     } finally {
       clearInterval(ticker);
@@ -211,6 +220,7 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
     rss: Math.max(...memory.map((m) => m.rss)),
     hwm: Math.max(...memory.map((m) => m.hwm)),
     rssEach: memory.map((m) => m.rss),
+    liveHeapEach: liveHeap,
     bareRss: (await idleProcessMemory()).rss,
   };
   process.stdout.write(`${JSON.stringify(point)}\n`);
@@ -300,8 +310,9 @@ async function main(): Promise<void> {
       });
       figure(`scale.forwarder_rss_mb_${tag}`, p.rss, 'MB', p.bareRss);
       figure(`scale.forwarder_peak_rss_mb_${tag}`, p.hwm, 'MB', p.bareRss);
+      figure(`scale.forwarder_live_heap_mb_${tag}`, Math.max(...p.liveHeapEach), 'MB');
       progress(
-        `${objects} x ${shards} shard(s): sync ${(p.syncMs / 1000).toFixed(1)} s (baseline ${(baselineMs / 1000).toFixed(1)} s), RSS per shard ${p.rssEach.map((r) => r.toFixed(0)).join(', ')} MB`,
+        `${objects} x ${shards} shard(s): sync ${(p.syncMs / 1000).toFixed(1)} s (baseline ${(baselineMs / 1000).toFixed(1)} s), RSS per shard ${p.rssEach.map((r) => r.toFixed(0)).join(', ')} MB, live heap ${p.liveHeapEach.map((r) => r.toFixed(0)).join(', ')} MB`,
       );
     }
   }
@@ -323,6 +334,7 @@ async function main(): Promise<void> {
     'RSS per shard (max)',
     'peak RSS (max)',
     'RSS of each shard',
+    'live heap of each shard',
   ];
   const rows = points.map((p) => [
     String(p.objects),
@@ -333,6 +345,7 @@ async function main(): Promise<void> {
     `${p.rss.toFixed(0)} MB`,
     `${p.hwm.toFixed(0)} MB`,
     p.rssEach.map((r) => r.toFixed(0)).join(' / '),
+    p.liveHeapEach.map((r) => `${r.toFixed(0)} MB`).join(' / '),
   ]);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   const line = (r: string[]) => r.map((cell, c) => cell.padStart(widths[c]!)).join('  ');

@@ -43,6 +43,11 @@ export interface ForwarderProcessOptions {
   extraArgs?: string[];
   /** How long {@link ForwarderProcess.initialSync} may take; default 120 s. */
   timeoutMs?: number;
+  /**
+   * Open the inspector on a free local port, for {@link ForwarderProcess.liveHeap}. Nothing is
+   * attached until then.
+   */
+  inspect?: boolean;
 }
 
 /** A running `endpoint-sync forward` process. */
@@ -52,6 +57,12 @@ export interface ForwarderProcess {
   readonly initialSync: Promise<number>;
   /** Highest VmRSS over ten samples 100 ms apart, and VmHWM then. */
   sampleMemory(): Promise<{ rss: number; hwm: number }>;
+  /**
+   * The live heap: a full GC through the inspector (`inspect` option), then V8's used heap, and
+   * the RSS right after, in MB. What a shard's share costs, apart from the garbage a process
+   * with a large heap limit lets pile up.
+   */
+  liveHeap(): Promise<{ usedMb: number; rssMb: number }>;
   /** SIGTERM, then waits for the exit; removes its files. */
   stop(): Promise<void>;
 }
@@ -72,6 +83,7 @@ export async function startForwarderProcess(
     process.execPath,
     [
       ...options.nodeFlags,
+      ...(options.inspect ? ['--inspect=127.0.0.1:0'] : []),
       ...options.entry,
       '--virtual-kubeconfig',
       stack.virtual.kubeconfigPath,
@@ -99,8 +111,10 @@ export async function startForwarderProcess(
     },
   );
   let stderr = '';
+  let inspector: string | undefined;
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-2000);
+    inspector ??= /Debugger listening on (ws:\/\/\S+)/.exec(stderr)?.[1];
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const initialDone = new Promise<number>((resolve, reject) => {
@@ -137,6 +151,14 @@ export async function startForwarderProcess(
       }
       return mem;
     },
+    async liveHeap() {
+      if (!inspector) throw new Error('the forwarder process was not started with `inspect`');
+      const usedSize = await devtools(inspector, async (call) => {
+        await call('HeapProfiler.collectGarbage');
+        return ((await call('Runtime.getHeapUsage')) as { usedSize: number }).usedSize;
+      });
+      return { usedMb: usedSize / 1024 / 1024, rssMb: memoryOf(child.pid!).rss };
+    },
     async stop() {
       deadline.abort();
       if (child.exitCode === null && child.signalCode === null) {
@@ -162,5 +184,36 @@ export async function runForwarderProcess(
     return { mem: await forwarder.sampleMemory(), syncMs };
   } finally {
     await forwarder.stop();
+  }
+}
+
+/** Runs `use` with a DevTools protocol session on the inspector at `url`, then closes it. */
+async function devtools<T>(
+  url: string,
+  use: (call: (method: string) => Promise<unknown>) => Promise<T>,
+): Promise<T> {
+  const socket = new WebSocket(url);
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener('open', () => resolve(), { once: true });
+    socket.addEventListener('error', () => reject(new Error(`inspector ${url}: no connection`)), {
+      once: true,
+    });
+  });
+  const waiting = new Map<number, (result: unknown) => void>();
+  socket.addEventListener('message', (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
+  });
+  let next = 0;
+  const call = (method: string) =>
+    new Promise<unknown>((resolve) => {
+      const id = ++next;
+      waiting.set(id, resolve);
+      socket.send(JSON.stringify({ id, method }));
+    });
+  try {
+    return await use(call);
+  } finally {
+    socket.close();
   }
 }
