@@ -18,7 +18,7 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from '../kube/index.ts';
-import { type KubeObject, refId } from '../model/index.ts';
+import { describeWrite, type KubeObject, refId } from '../model/index.ts';
 import type { Evaluator, ObjectRef } from '../patches/types.ts';
 import {
   hostKeyOf,
@@ -383,7 +383,7 @@ function outsideScope(what: string): {
 
 function describeWritten(written: HostWriteSummary[]): string {
   if (written.length === 0) return '; nothing was written';
-  return `; already written: ${written.map((w) => `${w.verb} ${w.resource} ${w.namespace}/${w.name}`).join(', ')}`;
+  return `; already written: ${written.map(describeWrite).join(', ')}`;
 }
 
 function hostFailure(

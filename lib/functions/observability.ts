@@ -7,6 +7,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { EventDirection, ItemResult } from '../contract/index.ts';
+import { describeWrite } from '../model/index.ts';
 
 /** Log levels accepted by {@link createTelemetry}. */
 export type TelemetryLogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
@@ -129,7 +130,7 @@ export class Telemetry {
       reasonCode: result.reasonCode,
       reason: result.reason,
       ...(result.retryable === undefined ? {} : { retryable: result.retryable }),
-      hostWrites: result.hostWrites.map((w) => `${w.verb} ${w.resource} ${w.namespace}/${w.name}`),
+      hostWrites: result.hostWrites.map(describeWrite),
       virtualWrites: result.virtualWrites.length,
       replans: record.replans,
       patchEvalMs: round(record.patchEvalMs),

@@ -62,11 +62,13 @@ export {
   syncedByPlural,
   syncedRow,
 } from './resources.ts';
-export type {
-  HostWrite,
-  PlanStatus,
-  Preconditions,
-  ResourcePlural,
-  VirtualClusterIdentity,
-  VirtualWrite,
+export {
+  describeWrite,
+  type HostWrite,
+  type PlanStatus,
+  type Preconditions,
+  type ResourcePlural,
+  type VirtualClusterIdentity,
+  type VirtualWrite,
+  type WriteSummary,
 } from './writes.ts';

@@ -63,5 +63,18 @@ export type VirtualWrite =
       reason: string;
     };
 
+/** The identity of a write as results, logs and messages show it: never the object itself. */
+export interface WriteSummary {
+  verb: string;
+  resource: string;
+  namespace: string;
+  name: string;
+}
+
+/** `create endpoints vc-host/db-x-default-x-vc`: how messages and logs name a write. */
+export function describeWrite(write: WriteSummary): string {
+  return `${write.verb} ${write.resource} ${write.namespace}/${write.name}`;
+}
+
 /** Outcome class of a plan, the same words the function results use. */
 export type PlanStatus = 'write' | 'unchanged' | 'skipped' | 'failed';

@@ -7,7 +7,7 @@ import { getOwn, jsonEqual } from '../model/index.ts';
 import type { PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import type { SyncReferenceTranslator } from './references.ts';
-import type { HostWrite, ObjectKey, Plan, PlanReference, VirtualWrite } from './types.ts';
+import type { HostWrite, Plan, PlanReference, VirtualWrite } from './types.ts';
 
 /** The writes and findings a plan collects on its way. */
 export interface PlanDraft {
@@ -30,11 +30,6 @@ export class PlanStop extends Error {
 
 /** Retrying helps only when the sandbox itself failed or ran out of time. */
 const RETRYABLE_CODES = new Set(['timeout', 'internal']);
-
-/** `ns/name`. */
-export function describeKey(key: ObjectKey): string {
-  return `${key.namespace}/${key.name}`;
-}
 
 /** Stops planning with a failure if a patch report failed (a denied reference has its own code). */
 export function checkReport(

@@ -5,11 +5,18 @@
  * that exist only on the host are imported. The host copy is then translated again from the
  * patched virtual object, so that the update the plan makes agrees with what flows back.
  */
-import { applyMergePatch, getOwn, type KubeObject, refId, setOwn } from '../model/index.ts';
+import {
+  applyMergePatch,
+  getOwn,
+  type KubeObject,
+  objectKeyString,
+  refId,
+  setOwn,
+} from '../model/index.ts';
 import type { SyncContext } from './context.ts';
 import { type CopyEnv, copyFromHost, type DeferredHostCopy } from './copy.ts';
 import { virtualLabelKey } from './label-keys.ts';
-import { checkReport, describeKey, type PlanDraft } from './plan-draft.ts';
+import { checkReport, type PlanDraft } from './plan-draft.ts';
 import { plannedImports } from './plan-references.ts';
 import {
   type ReferenceLookups,
@@ -90,7 +97,7 @@ export function planFlowBack(
       verb: 'create',
       resource: imp.resource,
       object: imp.object,
-      reason: `import host ${imp.host.kind} ${describeKey(imp.host)} that ${what} now references`,
+      reason: `import host ${imp.host.kind} ${objectKeyString(imp.host)} that ${what} now references`,
     });
     draft.references.push({
       direction: 'fromHost',

@@ -9,6 +9,7 @@ import {
   type HostWrite,
   IMPORT_CONTROLLER,
   type KubeObject,
+  objectKeyString,
   refId,
   setOwn,
 } from '../model/index.ts';
@@ -22,7 +23,6 @@ import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
 import {
   checkReport,
   deleteWrite,
-  describeKey,
   type PlanDraft,
   sameContent,
   uidMismatch,
@@ -45,7 +45,7 @@ function importClaim(vref: ObjectRef, host: ObjectKey, ctx: SyncContext): Import
 }
 
 function describeRef(ref: ObjectRef): string {
-  return `${ref.kind} ${describeKey(ref)}`;
+  return `${ref.kind} ${objectKeyString(ref)}`;
 }
 
 /**
@@ -131,7 +131,7 @@ export function planReferenceCopies(
       patches: ctx.config.resources[section].patches,
     });
     checkReport(copy.report, draft, references, `referenced ${describeRef(vref)}`);
-    const where = describeKey(href);
+    const where = objectKeyString(href);
     if (!existing) {
       draft.hostWrites.push({
         verb: 'create',
@@ -216,7 +216,7 @@ function planLegacyCopyRemoval(
   return deleteWrite(
     plural,
     old,
-    `remove the copy of ${describeRef(vref)} at its earlier short name ${describeKey(legacy)}; it is now at ${describeKey(href)}`,
+    `remove the copy of ${describeRef(vref)} at its earlier short name ${objectKeyString(legacy)}; it is now at ${objectKeyString(href)}`,
   );
 }
 

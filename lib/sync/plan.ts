@@ -3,7 +3,13 @@
  * and the virtual cluster should be told to write. Pure and synchronous; it never throws
  * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
  */
-import { isPlainObject, type KubeObject, RESOURCES, type ReasonCode } from '../model/index.ts';
+import {
+  isPlainObject,
+  type KubeObject,
+  objectKeyString,
+  RESOURCES,
+  type ReasonCode,
+} from '../model/index.ts';
 import type { PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
 import { type CopyEnv, deferredCopyToHost, hostCopyOf, sameHostCopy } from './copy.ts';
@@ -18,7 +24,6 @@ import { hostKeyOf, ownsHostNamespace, resolveHostNamespace } from './namespaces
 import {
   checkReport,
   deleteWrite,
-  describeKey,
   type PlanDraft,
   PlanStop,
   uidMismatch,
@@ -227,7 +232,7 @@ function resolveTarget(input: PlanInput): Target {
   ) {
     throw new InvalidPlanInputError(
       'virtualObject',
-      `its name and namespace are not ${describeKey(key)}`,
+      `its name and namespace are not ${objectKeyString(key)}`,
     );
   }
   const hostKey = hostKeyOf(kind, key, ctx.identity, ctx.config);
@@ -238,7 +243,7 @@ function resolveTarget(input: PlanInput): Target {
   ) {
     throw new InvalidPlanInputError(
       'hostObject',
-      `expected the host object ${describeKey(hostKey)}, got ${host.metadata.namespace}/${host.metadata.name}`,
+      `expected the host object ${objectKeyString(hostKey)}, got ${host.metadata.namespace}/${host.metadata.name}`,
     );
   }
   const placement = resolveHostNamespace(key.namespace, ctx.identity, ctx.config);
@@ -246,7 +251,7 @@ function resolveTarget(input: PlanInput): Target {
     throw new PlanStop({
       status: 'failed',
       reasonCode: 'namespace-denied',
-      reason: `${kind} ${describeKey(key)} is not synced: ${placement.problem}`,
+      reason: `${kind} ${objectKeyString(key)} is not synced: ${placement.problem}`,
       retryable: false,
     });
   }
@@ -254,7 +259,7 @@ function resolveTarget(input: PlanInput): Target {
     throw new PlanStop({
       status: 'failed',
       reasonCode: 'namespace-denied',
-      reason: `${kind} ${describeKey(key)} would land in host namespace "${hostKey.namespace}", which may not be written; map its namespace elsewhere`,
+      reason: `${kind} ${objectKeyString(key)} would land in host namespace "${hostKey.namespace}", which may not be written; map its namespace elsewhere`,
       retryable: false,
     });
   }
@@ -268,8 +273,8 @@ function resolveTarget(input: PlanInput): Target {
     hostKey,
     host,
     state: host ? managedState(host, kind, ctx) : undefined,
-    what: `${kind} ${describeKey(key)}`,
-    hostWhere: describeKey(hostKey),
+    what: `${kind} ${objectKeyString(key)}`,
+    hostWhere: objectKeyString(hostKey),
   };
 }
 
@@ -405,21 +410,21 @@ function skipReason(
   if (!input.config.resources[section].enabled) {
     return {
       code: 'sync-disabled',
-      message: `sync.toHost.${section}.enabled is false: ${kind} ${describeKey(key)} is not synced`,
+      message: `sync.toHost.${section}.enabled is false: ${kind} ${objectKeyString(key)} is not synced`,
     };
   }
   const virtual = input.virtualObject;
   if (virtual === null) {
     return {
       code: 'virtual-missing',
-      message: `${kind} ${describeKey(key)} does not exist in the virtual cluster`,
+      message: `${kind} ${objectKeyString(key)} does not exist in the virtual cluster`,
     };
   }
   const controller = controlledByOf(virtual, ctx);
   if (controller !== undefined) {
     return {
       code: 'controlled-by',
-      message: `${kind} ${describeKey(key)} is controlled by "${controller}" (${ctx.markers.controlledBy}) and is not synced`,
+      message: `${kind} ${objectKeyString(key)} is controlled by "${controller}" (${ctx.markers.controlledBy}) and is not synced`,
     };
   }
   return syncKind.skipReason({ key, virtual, companions: companionsOf(input), ctx });

@@ -10,7 +10,12 @@ import type { KubeObject } from '../../kube/object.ts';
 import { stackBanner } from '../../local/banner.ts';
 import { createObjects, DEMO_OBJECTS } from '../../local/demo.ts';
 import { LOCAL_FUNCTION_NAME, type Stack, startStack } from '../../local/stack.ts';
-import { keyOfObject, parseResourceKey, resourceKeyString } from '../../model/index.ts';
+import {
+  describeWrite,
+  keyOfObject,
+  parseResourceKey,
+  resourceKeyString,
+} from '../../model/index.ts';
 import { kindOfKind, kindResource, resourceByPlural } from '../../sync/index.ts';
 import { type Command, type CommandIO, UsageError } from '../command.ts';
 import { processSignals, type StopSignal } from '../signals.ts';
@@ -106,7 +111,7 @@ async function describeResult(stack: Stack, dispatched: DispatchedResult): Promi
   const status = result.status.padEnd(9);
   if (result.status !== 'applied') return [`  ${status} ${key}: ${result.reason}`];
   const lines: string[] = [];
-  const written = result.hostWrites.map((w) => `${w.verb} ${w.resource} ${w.namespace}/${w.name}`);
+  const written = result.hostWrites.map(describeWrite);
   lines.push(`  ${status} ${key}: ${result.reason}`);
   lines.push(`            host writes: ${written.join(', ') || 'none'}`);
   const item = parseResourceKey(key);

@@ -18,6 +18,7 @@ import {
   type KubeObject,
   kubeConfigFromFile,
 } from '../../kube/index.ts';
+import { describeWrite, resourceKeyString } from '../../model/index.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
 import {
   ITEM_KINDS,
@@ -315,11 +316,11 @@ export function formatClusterPlan(plan: ClusterPlan, name: string, hostNamespace
   const lines = [`dry run of virtual cluster ${name} (host namespace ${hostNamespace}):`];
   for (const e of plan.entries) {
     if (e.status === 'unchanged') continue;
-    const key = `${e.key.resource}/${e.key.namespace}/${e.key.name}`;
+    const key = resourceKeyString(e.key);
     const retry = e.status === 'failed' ? (e.retryable ? ' (retryable)' : ' (not retryable)') : '';
     lines.push(`  ${LABELS[e.status].padEnd(9)} ${key} [${e.reasonCode}]${retry}: ${e.reason}`);
     for (const w of e.writes) {
-      lines.push(`              ${w.side} ${w.verb} ${w.resource} ${w.namespace}/${w.name}`);
+      lines.push(`              ${w.side} ${describeWrite(w)}`);
     }
   }
   const s = plan.summary;
