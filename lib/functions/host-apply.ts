@@ -86,39 +86,48 @@ class StalePlan {
   }
 }
 
+/** What an item's result says besides its identity, the writes made and its duration. */
+type ItemEnding = Omit<ItemResult, 'id' | 'key' | 'hostWrites' | 'virtualWrites' | 'durationMs'> & {
+  virtualWrites?: ItemResult['virtualWrites'];
+};
+
+/** What one item's sync has done so far (writes, re-plans, expression time) and its outcome. */
+class ItemProgress {
+  readonly written: HostWriteSummary[] = [];
+  replans = 0;
+  patchEvalMs = 0;
+  readonly #started = performance.now();
+  readonly #item: EventItem;
+  readonly #note: string | undefined;
+
+  constructor(item: EventItem, note: string | undefined) {
+    this.#item = item;
+    this.#note = note;
+  }
+
+  /** The item's outcome: its result with every write made so far, whatever the ending. */
+  finish(ending: ItemEnding): ItemOutcome {
+    const result: ItemResult = {
+      id: this.#item.id,
+      key: { namespace: this.#item.key.namespace, name: this.#item.key.name },
+      status: ending.status,
+      reason: ending.reason + (this.#note ? `; ${this.#note}` : ''),
+      reasonCode: ending.reasonCode,
+      ...(ending.status === 'failed' ? { retryable: ending.retryable ?? false } : {}),
+      hostWrites: this.written,
+      virtualWrites: ending.virtualWrites ?? [],
+      durationMs: Math.round((performance.now() - this.#started) * 1000) / 1000,
+    };
+    return { result, replans: this.replans, patchEvalMs: this.patchEvalMs };
+  }
+}
+
 /** Syncs one valid event item to the host. Never rejects. */
 export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemOutcome> {
-  const started = performance.now();
+  const progress = new ItemProgress(item, env.note);
   const planner = env.planner ?? (env.evaluator ? inProcessPlanner(env.evaluator) : undefined);
-  let patchEvalMs = 0;
-  const planOne = async (input: PlanInput): Promise<Plan> => {
-    const planned = await planner!.plan(input);
-    patchEvalMs += planned.patchEvalMs;
-    return planned.plan;
-  };
-  const written: HostWriteSummary[] = [];
-  let replans = 0;
-  const finish = (
-    partial: Omit<ItemResult, 'id' | 'key' | 'hostWrites' | 'virtualWrites' | 'durationMs'> & {
-      virtualWrites?: ItemResult['virtualWrites'];
-    },
-  ): ItemOutcome => {
-    const result: ItemResult = {
-      id: item.id,
-      key: { namespace: item.key.namespace, name: item.key.name },
-      status: partial.status,
-      reason: partial.reason + (env.note ? `; ${env.note}` : ''),
-      reasonCode: partial.reasonCode,
-      ...(partial.status === 'failed' ? { retryable: partial.retryable ?? false } : {}),
-      hostWrites: written,
-      virtualWrites: partial.virtualWrites ?? [],
-      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-    };
-    return { result, replans, patchEvalMs };
-  };
-
   if (!planner) {
-    return finish({
+    return progress.finish({
       status: 'failed',
       reasonCode: 'internal-error',
       reason: 'the function has neither a planner nor an evaluator to plan with',
@@ -127,7 +136,7 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
   }
   const row = resourceByPlural(item.key.resource);
   if (!row) {
-    return finish({
+    return progress.finish({
       status: 'failed',
       reasonCode: 'invalid-item',
       reason: `resource "${item.key.resource}" is not one endpoint-sync syncs`,
@@ -136,20 +145,40 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
   }
   const hostKey = hostKeyOf(row.kind, item.key, env.identity, env.config);
   if (env.scope && !env.scope.namespaces.allows(hostKey.namespace)) {
-    return finish(outsideScope(`${row.plural} ${hostKey.namespace}/${hostKey.name}`));
+    return progress.finish(outsideScope(`${row.plural} ${hostKey.namespace}/${hostKey.name}`));
   }
+  const planOne = async (input: PlanInput): Promise<Plan> => {
+    const planned = await planner.plan(input);
+    progress.patchEvalMs += planned.patchEvalMs;
+    return planned.plan;
+  };
+  return planAndWrite(item, row.plural, hostKey, env, planOne, progress);
+}
+
+/**
+ * The rounds of one item: read, plan, check the plan's writes against the tenant's scope, write;
+ * a write that lost a race starts the next round from a fresh read, up to `env.maxRounds`.
+ */
+async function planAndWrite(
+  item: EventItem,
+  resource: string,
+  hostKey: ObjectKey,
+  env: ItemSyncEnv,
+  planOne: (input: PlanInput) => Promise<Plan>,
+  progress: ItemProgress,
+): Promise<ItemOutcome> {
+  const { written } = progress;
   const maxRounds = env.maxRounds ?? DEFAULT_MAX_ROUNDS;
   let lastRace: KubeApiError | undefined;
-
   for (let round = 1; round <= maxRounds; round++) {
     let plan: Plan;
     try {
-      plan = await readAndPlan(item, row.plural, hostKey, env, planOne);
+      plan = await readAndPlan(item, resource, hostKey, env, planOne);
     } catch (err) {
-      return finish(hostFailure(err, 'read', env, written));
+      return progress.finish(hostFailure(err, 'read', env, written));
     }
     if (plan.status === 'failed') {
-      return finish({
+      return progress.finish({
         status: 'failed',
         reasonCode: plan.reasonCode,
         reason: plan.reason,
@@ -158,15 +187,16 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
     }
     if (plan.status === 'skipped' || plan.status === 'unchanged') {
       // Writes of an earlier round that lost a race still count: the host did change.
-      if (written.length > 0)
-        return finish({ status: 'applied', reasonCode: plan.reasonCode, reason: plan.reason });
-      return finish({ status: plan.status, reasonCode: plan.reasonCode, reason: plan.reason });
+      const status = written.length > 0 ? 'applied' : plan.status;
+      return progress.finish({ status, reasonCode: plan.reasonCode, reason: plan.reason });
     }
     const outside =
       env.scope &&
       plan.hostWrites.map((w) => summarizeHostWrite(w)).find((w) => !withinScope(env.scope!, w));
     if (outside) {
-      return finish(outsideScope(`${outside.resource} ${outside.namespace}/${outside.name}`));
+      return progress.finish(
+        outsideScope(`${outside.resource} ${outside.namespace}/${outside.name}`),
+      );
     }
     try {
       for (const write of plan.hostWrites) {
@@ -176,19 +206,19 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
     } catch (err) {
       if (err instanceof StalePlan) {
         lastRace = err.cause;
-        replans++;
+        progress.replans++;
         continue;
       }
-      return finish(hostFailure(err, 'write', env, written));
+      return progress.finish(hostFailure(err, 'write', env, written));
     }
-    return finish({
+    return progress.finish({
       status: 'applied',
       reasonCode: plan.reasonCode,
       reason: plan.reason,
       virtualWrites: plan.virtualWrites,
     });
   }
-  return finish({
+  return progress.finish({
     status: 'failed',
     reasonCode: 'host-conflict',
     reason: `the host copy kept changing while it was written (${maxRounds} rounds; last: ${lastRace?.message ?? 'conflict'}); a retry re-plans from the host state${describeWritten(written)}`,
