@@ -47,122 +47,157 @@ type Step =
  * when it may not (a broken alias, nesting or expansion past the limits).
  */
 export function checkTree(doc: Document.Parsed, reporter: Reporter): TreeFacts | undefined {
-  const aliases = new Map<Alias, Node>();
-  const anchors = new Map<string, Node>();
+  return new TreeWalk(reporter).run(doc);
+}
+
+/** Whether the walk goes on after a step (`false`: a limit was passed, nothing may be read). */
+type Go = boolean;
+
+/** The state of one {@link checkTree} walk; each kind of node has its step. */
+class TreeWalk {
+  readonly #reporter: Reporter;
+  readonly #aliases = new Map<Alias, Node>();
+  readonly #anchors = new Map<string, Node>();
   /** Expanded sizes of finished anchored nodes, for the aliases that name them. */
-  const sizes = new Map<Node, number>();
+  readonly #sizes = new Map<Node, number>();
   /** Collections between the root and the current node (an alias may not name one). */
-  const open = new Set<Node>();
-  let anchorCount = 0;
-  let ok = true;
-  let expanded = 0;
+  readonly #open = new Set<Node>();
+  readonly #steps: Step[] = [];
+  #anchorCount = 0;
+  /** False once a problem was found that does not stop the walk (a broken alias). */
+  #ok = true;
+  /** Expanded size of the finished top-level nodes. */
+  #expanded = 0;
 
-  const steps: Step[] = [{ kind: 'enter', node: doc.contents, parent: undefined, depth: 0 }];
-  const addSize = (frame: Frame | undefined, size: number) => {
-    if (frame === undefined) expanded += size;
-    else frame.size += size;
-  };
+  constructor(reporter: Reporter) {
+    this.#reporter = reporter;
+  }
 
-  while (steps.length > 0) {
-    const step = steps.pop()!;
-    if (step.kind === 'leave') {
-      const { frame } = step;
-      open.delete(frame.node);
-      if (frame.size > MAX_EXPANDED_SIZE) {
-        reporter.error(frame.node, '', expansionMessage());
-        return undefined;
-      }
-      if (frame.node.anchor) sizes.set(frame.node, frame.size);
-      addSize(frame.parent, frame.size);
-      continue;
+  run(doc: Document.Parsed): TreeFacts | undefined {
+    this.#steps.push({ kind: 'enter', node: doc.contents, parent: undefined, depth: 0 });
+    while (this.#steps.length > 0) {
+      const step = this.#steps.pop()!;
+      if (!(step.kind === 'leave' ? this.#leave(step.frame) : this.#enter(step))) return undefined;
     }
+    return this.#ok ? { aliases: this.#aliases } : undefined;
+  }
+
+  #addSize(frame: Frame | undefined, size: number): void {
+    if (frame === undefined) this.#expanded += size;
+    else frame.size += size;
+  }
+
+  /** A collection's children are done: its expanded size is known. */
+  #leave(frame: Frame): Go {
+    this.#open.delete(frame.node);
+    if (frame.size > MAX_EXPANDED_SIZE) {
+      this.#reporter.error(frame.node, '', expansionMessage());
+      return false;
+    }
+    if (frame.node.anchor) this.#sizes.set(frame.node, frame.size);
+    this.#addSize(frame.parent, frame.size);
+    return true;
+  }
+
+  #enter(step: Extract<Step, { kind: 'enter' }>): Go {
     const { node, parent, depth } = step;
     if (node === null || node === undefined) {
-      addSize(parent, 4);
-      continue;
+      this.#addSize(parent, 4);
+      return true;
     }
     if (isPair(node)) {
       // A pair is not a level of nesting; its key and value are children of the collection.
-      steps.push(
+      this.#steps.push(
         { kind: 'enter', node: node.value, parent, depth },
         { kind: 'enter', node: node.key, parent, depth },
       );
-      addSize(parent, 1);
-      continue;
+      this.#addSize(parent, 1);
+      return true;
     }
-    if (isAlias(node)) {
-      if (aliases.size >= MAX_ALIASES) {
-        reporter.error(
-          node,
-          '',
-          `the configuration has more than ${MAX_ALIASES} aliases (*name); write the values out or use fewer aliases`,
-        );
-        return undefined;
-      }
-      const target = anchors.get(node.source);
-      if (target === undefined) {
-        ok = false;
-        reporter.error(
-          node,
-          '',
-          `alias *${shortName(node.source)} names no anchor; define &${shortName(node.source)} before this alias`,
-        );
-        continue;
-      }
-      if (open.has(target)) {
-        ok = false;
-        reporter.error(
-          node,
-          '',
-          `alias *${shortName(node.source)} is inside the node anchored as &${shortName(node.source)}, which would make an endless value; copy the value instead`,
-        );
-        continue;
-      }
-      aliases.set(node, target);
-      addSize(parent, sizes.get(target) ?? 0);
-      if ((parent?.size ?? expanded) > MAX_EXPANDED_SIZE) {
-        reporter.error(node, '', expansionMessage());
-        return undefined;
-      }
-      continue;
-    }
+    if (isAlias(node)) return this.#alias(node, parent);
     const anchored = node as Node;
-    if (anchored.anchor) {
-      anchorCount++;
-      if (anchorCount > MAX_ANCHORS) {
-        reporter.error(
-          anchored,
-          '',
-          `the configuration has more than ${MAX_ANCHORS} anchors (&name); use fewer anchors`,
-        );
-        return undefined;
-      }
-      // The last anchor of a name before an alias is the one it names (YAML 1.2, 7.1).
-      anchors.set(anchored.anchor, anchored);
-    }
+    if (anchored.anchor && !this.#anchor(anchored)) return false;
     if (isScalar(node)) {
       const size = scalarSize(node);
-      if (node.anchor) sizes.set(node, size);
-      addSize(parent, size);
-      continue;
+      if (node.anchor) this.#sizes.set(node, size);
+      this.#addSize(parent, size);
+      return true;
     }
-    if (!isCollection(node)) continue;
-    const level = depth + 1;
+    if (!isCollection(node)) return true;
+    return this.#collection(node, parent, depth + 1);
+  }
+
+  /** An alias: it must name an earlier anchor outside itself, and counts that node's size. */
+  #alias(node: Alias, parent: Frame | undefined): Go {
+    if (this.#aliases.size >= MAX_ALIASES) {
+      this.#reporter.error(
+        node,
+        '',
+        `the configuration has more than ${MAX_ALIASES} aliases (*name); write the values out or use fewer aliases`,
+      );
+      return false;
+    }
+    const target = this.#anchors.get(node.source);
+    if (target === undefined) {
+      this.#ok = false;
+      this.#reporter.error(
+        node,
+        '',
+        `alias *${shortName(node.source)} names no anchor; define &${shortName(node.source)} before this alias`,
+      );
+      return true;
+    }
+    if (this.#open.has(target)) {
+      this.#ok = false;
+      this.#reporter.error(
+        node,
+        '',
+        `alias *${shortName(node.source)} is inside the node anchored as &${shortName(node.source)}, which would make an endless value; copy the value instead`,
+      );
+      return true;
+    }
+    this.#aliases.set(node, target);
+    this.#addSize(parent, this.#sizes.get(target) ?? 0);
+    if ((parent?.size ?? this.#expanded) > MAX_EXPANDED_SIZE) {
+      this.#reporter.error(node, '', expansionMessage());
+      return false;
+    }
+    return true;
+  }
+
+  /** An anchored node: counted, and the one its name's later aliases name. */
+  #anchor(node: Node): Go {
+    this.#anchorCount++;
+    if (this.#anchorCount > MAX_ANCHORS) {
+      this.#reporter.error(
+        node,
+        '',
+        `the configuration has more than ${MAX_ANCHORS} anchors (&name); use fewer anchors`,
+      );
+      return false;
+    }
+    // The last anchor of a name before an alias is the one it names (YAML 1.2, 7.1).
+    this.#anchors.set(node.anchor!, node);
+    return true;
+  }
+
+  /** A map or a sequence at nesting `level`: its children are walked, then it is left. */
+  #collection(node: Node & { items: unknown[] }, parent: Frame | undefined, level: number): Go {
     if (level > MAX_DEPTH) {
-      reporter.error(node, '', tooDeepMessage());
-      return undefined;
+      this.#reporter.error(node, '', tooDeepMessage());
+      return false;
     }
-    if (isMap(node)) checkDuplicateKeys(node.items, reporter);
+    if (isMap(node)) checkDuplicateKeys(node.items, this.#reporter);
     const frame: Frame = { node, depth: level, size: 2, parent };
-    open.add(node);
-    steps.push({ kind: 'leave', frame });
-    const items = node.items as unknown[];
+    this.#open.add(node);
+    this.#steps.push({ kind: 'leave', frame });
+    const items = node.items;
     for (let i = items.length - 1; i >= 0; i--) {
-      steps.push({ kind: 'enter', node: items[i], parent: frame, depth: level });
+      this.#steps.push({ kind: 'enter', node: items[i], parent: frame, depth: level });
     }
     frame.size += Math.max(0, items.length - 1);
+    return true;
   }
-  return ok ? { aliases } : undefined;
 }
 
 /** Characters a scalar takes in JSON, roughly: its text, quoted. */
