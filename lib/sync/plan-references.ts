@@ -17,6 +17,7 @@ import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { copyToHost } from './copy.ts';
 import { type ImportClaim, signImport } from './import-signature.ts';
+import { changedImmutableField, kindOfKind } from './kinds/index.ts';
 import { keptNameException, LEGACY_SHORT_NAMED_KINDS, resourceByKind } from './kinds.ts';
 import { managedState } from './managed.ts';
 import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
@@ -42,6 +43,12 @@ function importClaim(vref: ObjectRef, host: ObjectKey, ctx: SyncContext): Import
     virtual: { namespace: vref.namespace, name: vref.name },
     host: { namespace: host.namespace, name: host.name },
   };
+}
+
+/** The field of the copy of `kind` that differs on the host and cannot be updated, if any. */
+function fixedField(kind: string, desired: KubeObject, host: KubeObject): string | undefined {
+  const syncKind = kindOfKind(kind);
+  return syncKind && changedImmutableField(syncKind, desired, host);
 }
 
 function describeRef(ref: ObjectRef): string {
@@ -132,6 +139,7 @@ export function planReferenceCopies(
     });
     checkReport(copy.report, draft, references, `referenced ${describeRef(vref)}`);
     const where = objectKeyString(href);
+    const fixed = existing ? fixedField(vref.kind, copy.object, existing) : undefined;
     if (!existing) {
       draft.hostWrites.push({
         verb: 'create',
@@ -139,12 +147,14 @@ export function planReferenceCopies(
         object: copy.object,
         reason: `copy referenced ${describeRef(vref)} to ${where}`,
       });
-    } else if (uidMismatch(existing, virtual, ctx)) {
+    } else if (fixed !== undefined || uidMismatch(existing, virtual, ctx)) {
       draft.hostWrites.push(
         deleteWrite(
           row.plural,
           existing,
-          `the copy at ${where} was made from an earlier ${describeRef(vref)}`,
+          fixed === undefined
+            ? `the copy at ${where} was made from an earlier ${describeRef(vref)}`
+            : `the copy at ${where} has another ${fixed}, which cannot be changed in place`,
         ),
       );
       draft.hostWrites.push({

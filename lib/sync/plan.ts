@@ -15,6 +15,7 @@ import { type SyncContext, syncContext } from './context.ts';
 import { type CopyEnv, deferredCopyToHost, hostCopyOf, sameHostCopy } from './copy.ts';
 import {
   type CompanionObjects,
+  changedImmutableField,
   kindOfResource,
   type SkipReason,
   type SyncKind,
@@ -384,16 +385,36 @@ function updateWrites(
   let out: MainWrites;
   if (!sameHostCopy(translation.copy, host, ctx)) {
     const object = hostCopyOf(translation.copy, ctx);
-    out = {
-      writes: [updateWrite(input.resource, object, host, `update host copy ${hostWhere}`)],
-      reasonCode: 'updated',
-      reason: `host copy ${hostWhere} is updated to match ${what}`,
-    };
+    const fixed = changedImmutableField(target.syncKind, object, host);
+    out =
+      fixed === undefined
+        ? {
+            writes: [updateWrite(input.resource, object, host, `update host copy ${hostWhere}`)],
+            reasonCode: 'updated',
+            reason: `host copy ${hostWhere} is updated to match ${what}`,
+          }
+        : {
+            writes: [
+              deleteWrite(
+                input.resource,
+                host,
+                `the host copy has another ${fixed}, which cannot be changed in place`,
+              ),
+              {
+                verb: 'create',
+                resource: input.resource,
+                object,
+                reason: `recreate host copy ${hostWhere}`,
+              },
+            ],
+            reasonCode: 'recreated',
+            reason: `host copy ${hostWhere} is deleted and created again: its ${fixed} differs from what ${what} gives, and cannot be updated`,
+          };
   } else {
     out = { writes: [], reasonCode: 'in-sync', reason: `host copy ${hostWhere} matches ${what}` };
   }
   if (flowedBack.length > 0) {
-    out.reasonCode = out.reasonCode === 'updated' ? 'updated' : 'reverse-synced';
+    if (out.reasonCode === 'in-sync') out.reasonCode = 'reverse-synced';
     out.reason += `; host edits of ${flowedBack.join(', ')} flow back to the virtual object`;
   }
   return out;

@@ -167,6 +167,47 @@ describe('sync function', () => {
     expect(again.results[0]).toMatchObject({ status: 'unchanged' });
   });
 
+  it('replaces a token-type Secret copy with an Opaque one (the API server refuses to change a type)', async () => {
+    stack = await startStack();
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'creds',
+        namespace: 'default',
+        uid: 'secret-uid',
+        annotations: { 'kubernetes.io/service-account.name': 'default' },
+      },
+      type: 'kubernetes.io/service-account-token',
+      data: { token: 'dg==' },
+    };
+    const it1 = item(
+      'a',
+      'db',
+      endpoints('db', { annotations: { 'example.com/secret': 'creds' } }),
+      { references: [secret] },
+    );
+    expect((await stack.invoke(event([it1]))).results[0]).toMatchObject({ status: 'applied' });
+    // A copy of the token type, as versions before the Opaque rule wrote it (the host's token
+    // controller would have filled it).
+    const copy = stack.cluster.store.get('secrets', HOST_NS, hostName('creds'));
+    await stack.host.delete(RESOURCES.secrets, hostName('creds'), { namespace: HOST_NS });
+    const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ...metadata } = copy.metadata;
+    await stack.host.create(RESOURCES.secrets, {
+      ...copy,
+      metadata,
+      type: 'kubernetes.io/service-account-token',
+    });
+    const r = (await stack.invoke(event([it1]))).results[0]!;
+    expect(r.status, r.reason).toBe('applied');
+    expect(r.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual([
+      'delete secrets',
+      'create secrets',
+    ]);
+    expect(stack.cluster.store.get('secrets', HOST_NS, hostName('creds'))['type']).toBe('Opaque');
+    expect((await stack.invoke(event([it1]))).results[0]).toMatchObject({ status: 'unchanged' });
+  });
+
   it('runs items of the same key in order (the last one wins) across concurrency limits', async () => {
     for (const concurrency of [1, 8]) {
       stack = await startStack({ concurrency });

@@ -170,18 +170,35 @@ describe('EndpointSlice sync', () => {
     });
   });
 
-  it('follows the virtual side on update: ports, addressType and endpoints', () => {
+  it('follows the virtual side on update: ports and endpoints', () => {
     const pair = manualPair();
     sync(pair);
     const changed = slice('db-abc', 'db', { port: 6432 });
-    changed['addressType'] = 'IPv6';
-    changed['endpoints'] = [{ addresses: ['fd00::1'], conditions: { ready: false } }];
+    changed['endpoints'] = [{ addresses: ['10.0.0.9'], conditions: { ready: false } }];
     pair.put('virtual', SLICES, changed);
     expect(sync(pair).reasonCode).toBe('updated');
     const copy = hostCopy(pair);
     expect(copy?.['ports']).toEqual([{ name: 'sql', port: 6432, protocol: 'TCP' }]);
+    expect(copy?.['endpoints']).toEqual([
+      { addresses: ['10.0.0.9'], conditions: { ready: false } },
+    ]);
+  });
+
+  it('recreates the copy for another addressType, which the API server does not let an update change', () => {
+    const pair = manualPair();
+    sync(pair);
+    const changed = slice('db-abc', 'db');
+    changed['addressType'] = 'IPv6';
+    changed['endpoints'] = [{ addresses: ['fd00::1'], conditions: { ready: false } }];
+    pair.put('virtual', SLICES, changed);
+    const p = sync(pair);
+    expect(p.reasonCode).toBe('recreated');
+    expect(p.hostWrites.map((w) => w.verb)).toEqual(['delete', 'create']);
+    expect(p.hostWrites[0]!.reason).toContain('another addressType');
+    const copy = hostCopy(pair);
     expect(copy?.['addressType']).toBe('IPv6');
     expect(copy?.['endpoints']).toEqual([{ addresses: ['fd00::1'], conditions: { ready: false } }]);
+    expect(plan(pair)).toMatchObject({ status: 'unchanged', hostWrites: [] });
   });
 
   it('recreates a deleted host copy and never deletes the virtual slice', () => {

@@ -365,6 +365,30 @@ sync:
   });
 });
 
+describe('a copy whose type cannot be updated', () => {
+  it('is deleted and created again: a token-type copy an earlier version made becomes Opaque', () => {
+    const yaml = `${REF}    namespaces: {enabled: true}\n`;
+    const s = setup(yaml);
+    const token = secret('creds');
+    token['type'] = 'kubernetes.io/service-account-token';
+    s.pair.put('virtual', 'secrets', token);
+    s.sync();
+    // What an earlier version wrote (names were kept in multi-namespace mode): the token type.
+    const old = structuredClone(s.pair.get('host', 'secrets', 'vc-x-default', 'creds')!);
+    old['type'] = 'kubernetes.io/service-account-token';
+    s.pair.host.set('secrets/vc-x-default/creds', old);
+    const p = s.plan();
+    expect(described(p)).toEqual([
+      'delete secrets vc-x-default/creds',
+      'create secrets vc-x-default/creds',
+    ]);
+    expect(p.hostWrites[0]!.reason).toContain('another type, which cannot be changed in place');
+    s.pair.apply(p);
+    expect(s.pair.get('host', 'secrets', 'vc-x-default', 'creds')!['type']).toBe('Opaque');
+    expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
+  });
+});
+
 describe('the kube-root-ca.crt ConfigMap in multi-namespace mode', () => {
   const CA_REF = `
 sync:

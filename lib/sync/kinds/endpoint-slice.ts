@@ -138,6 +138,8 @@ export const ENDPOINT_SLICE_KIND: SyncKind = {
         jsonEqual(copyEndpoints(value, virtualNamespace, ctx), host),
     },
   },
+  // The API server refuses to change a slice's addressType.
+  immutableFields: ['addressType'],
   hostOnlyLabels: [SERVICE_NAME_LABEL, SLICE_MANAGED_BY_LABEL],
   skipReason: ({ key, virtual, companions, ctx }) =>
     endpointSliceSkipReason(key, virtual, companions['services'] ?? null, ctx),

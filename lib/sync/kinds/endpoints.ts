@@ -366,6 +366,7 @@ export const ENDPOINTS_KIND: SyncKind = {
   row: syncedRow('endpoints'),
   companions: [SAME_NAME_SERVICE],
   specFields: { subsets: { copy: copyEndpointsSubsets, equals: sameEndpointsSubsets } },
+  immutableFields: [],
   hostOnlyLabels: [],
   skipReason: ({ key, companions }) => endpointsSkipReason(key, companions['services'] ?? null),
   canTakeOver: (host, ctx) => {

@@ -19,6 +19,7 @@ export type {
   SkipReason,
   SyncKind,
 } from './kind.ts';
+export { changedImmutableField } from './kind.ts';
 
 /** The kinds with rules of their own, by the resource key of their row. */
 const KIND_FILES: Readonly<Partial<Record<string, SyncKind>>> = {

@@ -5,7 +5,14 @@
  * it and when a host object of the kind may be taken over. Everything else (naming, markers,
  * patches, the three-way merge of labels and annotations, deletes) is the generic sync.
  */
-import type { KubeObject, ObjectKey, SkipCode, SyncedResource } from '../../model/index.ts';
+import {
+  getOwn,
+  jsonEqual,
+  type KubeObject,
+  type ObjectKey,
+  type SkipCode,
+  type SyncedResource,
+} from '../../model/index.ts';
 import type { SyncContext } from '../context.ts';
 
 /** Why an object is not synced. */
@@ -67,6 +74,11 @@ export interface SyncKind {
   /** Spec fields translated on the way to the host; other fields are copied as they are. */
   readonly specFields: Readonly<Record<string, FieldCopier>>;
   /**
+   * Top-level fields the API server refuses to change on an update (a Secret's `type`): a host
+   * copy whose value differs from the wanted one is deleted and created again, not updated.
+   */
+  readonly immutableFields: readonly string[];
+  /**
    * Labels the sync sets on every host copy from its own rules ({@link finishHost}): never
    * copied from the virtual object, never part of the three-way merge, never flowing back.
    */
@@ -88,9 +100,24 @@ export function plainKind(row: SyncedResource): SyncKind {
     row,
     companions: [],
     specFields: {},
+    immutableFields: [],
     hostOnlyLabels: [],
     skipReason: () => undefined,
     canTakeOver: () => false,
     finishHost: () => undefined,
   };
+}
+
+/**
+ * The first of `kind`'s {@link SyncKind.immutableFields} whose value on the host object differs
+ * from the wanted copy's (an update would be refused), or `undefined`.
+ */
+export function changedImmutableField(
+  kind: SyncKind,
+  desired: KubeObject,
+  host: KubeObject,
+): string | undefined {
+  return kind.immutableFields.find(
+    (field) => !jsonEqual(getOwn(desired, field), getOwn(host, field)),
+  );
 }

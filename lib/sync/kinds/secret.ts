@@ -27,6 +27,7 @@ const SECRET_TYPE: FieldCopier = {
 export const SECRET_KIND: SyncKind = {
   ...plainKind(syncedRow('secrets')),
   specFields: { type: SECRET_TYPE },
+  immutableFields: ['type'],
   finishHost: (_labels, { copy }) => {
     if (copy['type'] === SERVICE_ACCOUNT_TOKEN_TYPE) copy['type'] = OPAQUE_TYPE;
   },
