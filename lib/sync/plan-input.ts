@@ -67,8 +67,6 @@ export class InvalidPlanInputError extends Error {
   }
 }
 
-const isRecord = isPlainObject;
-
 function isMarkerKey(value: unknown): value is string {
   return typeof value === 'string' && value.length >= MIN_MARKER_KEY_LENGTH;
 }
@@ -82,7 +80,7 @@ function requireString(value: unknown, field: string): string {
 
 function checkObject(value: unknown, field: string, nullable: boolean): void {
   if (value === null && nullable) return;
-  if (!isRecord(value) || !isRecord(value['metadata'])) {
+  if (!isPlainObject(value) || !isPlainObject(value['metadata'])) {
     throw new InvalidPlanInputError(
       field,
       `expected an object with metadata${nullable ? ' or null' : ''}`,
@@ -90,7 +88,7 @@ function checkObject(value: unknown, field: string, nullable: boolean): void {
   }
   const meta = value['metadata'];
   for (const map of ['labels', 'annotations']) {
-    if (meta[map] !== undefined && meta[map] !== null && !isRecord(meta[map])) {
+    if (meta[map] !== undefined && meta[map] !== null && !isPlainObject(meta[map])) {
       throw new InvalidPlanInputError(`${field}.metadata.${map}`, 'expected a map of strings');
     }
   }
@@ -106,13 +104,26 @@ export function sectionOf(resource: string): OwnedResource | undefined {
  * {@link InvalidPlanInputError} naming the first field at fault.
  */
 export function validatePlanInput(input: unknown): asserts input is PlanInput {
-  if (!isRecord(input)) throw new InvalidPlanInputError('input', 'expected an object');
-  const identity = input['identity'];
-  if (!isRecord(identity)) throw new InvalidPlanInputError('identity', 'expected an object');
+  if (!isPlainObject(input)) throw new InvalidPlanInputError('input', 'expected an object');
+  checkIdentity(input['identity']);
+  checkConfig(input['config']);
+  const resource = requireString(input['resource'], 'resource');
+  if (sectionOf(resource) === undefined) {
+    throw new InvalidPlanInputError(
+      'resource',
+      `"${resource}" is not a synced resource (${OWNED_RESOURCES.join(', ')})`,
+    );
+  }
+  checkKey(input['key']);
+  checkObjects(input);
+}
+
+/** The virtual cluster's identity; its marker keys are secrets, so problems never quote them. */
+function checkIdentity(identity: unknown): void {
+  if (!isPlainObject(identity)) throw new InvalidPlanInputError('identity', 'expected an object');
   requireString(identity['name'], 'identity.name');
   requireString(identity['hostNamespace'], 'identity.hostNamespace');
   requireString(identity['markerDomain'], 'identity.markerDomain');
-  // The keys are secrets: their problems are named, never quoted.
   const markerKey = identity['markerKey'];
   if (markerKey !== undefined && !isMarkerKey(markerKey)) {
     throw new InvalidPlanInputError(
@@ -127,24 +138,28 @@ export function validatePlanInput(input: unknown): asserts input is PlanInput {
       `expected a list of secret strings of at least ${MIN_MARKER_KEY_LENGTH} characters`,
     );
   }
-  const config = input['config'];
-  if (!isRecord(config))
+}
+
+/** A loaded configuration: every owned section and the namespace mappings, in their shapes. */
+function checkConfig(config: unknown): void {
+  if (!isPlainObject(config))
     throw new InvalidPlanInputError('config', 'expected a loaded configuration');
-  if (!isRecord(config['raw'])) throw new InvalidPlanInputError('config.raw', 'expected an object');
+  if (!isPlainObject(config['raw']))
+    throw new InvalidPlanInputError('config.raw', 'expected an object');
   const resources = config['resources'];
-  if (!isRecord(resources))
+  if (!isPlainObject(resources))
     throw new InvalidPlanInputError('config.resources', 'expected an object');
   for (const name of OWNED_RESOURCES) {
     const section = resources[name];
     if (
-      !isRecord(section) ||
+      !isPlainObject(section) ||
       typeof section['enabled'] !== 'boolean' ||
       !Array.isArray(section['patches'])
     ) {
       throw new InvalidPlanInputError(`config.resources.${name}`, 'expected {enabled, patches}');
     }
     section['patches'].forEach((patch, i) => {
-      if (!isRecord(patch) || typeof patch['path'] !== 'string') {
+      if (!isPlainObject(patch) || typeof patch['path'] !== 'string') {
         throw new InvalidPlanInputError(
           `config.resources.${name}.patches[${i}]`,
           'expected a patch',
@@ -154,9 +169,9 @@ export function validatePlanInput(input: unknown): asserts input is PlanInput {
   }
   const namespaces = config['namespaces'];
   if (
-    !isRecord(namespaces) ||
+    !isPlainObject(namespaces) ||
     typeof namespaces['enabled'] !== 'boolean' ||
-    !isRecord(namespaces['mappings'])
+    !isPlainObject(namespaces['mappings'])
   ) {
     throw new InvalidPlanInputError('config.namespaces', 'expected {enabled, mappings}');
   }
@@ -168,15 +183,11 @@ export function validatePlanInput(input: unknown): asserts input is PlanInput {
       );
     }
   }
-  const resource = requireString(input['resource'], 'resource');
-  if (sectionOf(resource) === undefined) {
-    throw new InvalidPlanInputError(
-      'resource',
-      `"${resource}" is not a synced resource (${OWNED_RESOURCES.join(', ')})`,
-    );
-  }
-  const key = input['key'];
-  if (!isRecord(key)) throw new InvalidPlanInputError('key', 'expected {namespace, name}');
+}
+
+/** The object key: a namespace and a name a Kubernetes cluster could hold. */
+function checkKey(key: unknown): void {
+  if (!isPlainObject(key)) throw new InvalidPlanInputError('key', 'expected {namespace, name}');
   const namespace = requireString(key['namespace'], 'key.namespace');
   if (!isNamespaceName(namespace)) {
     throw new InvalidPlanInputError(
@@ -191,11 +202,16 @@ export function validatePlanInput(input: unknown): asserts input is PlanInput {
       'not a Kubernetes object name (a DNS-1123 subdomain: at most 253 lower-case letters, digits, "-" and ".")',
     );
   }
+}
+
+/** The objects of the input: the virtual and host objects, companions and referenced objects. */
+function checkObjects(input: Record<string, unknown>): void {
   checkObject(input['virtualObject'], 'virtualObject', true);
   if (input['service'] !== undefined) checkObject(input['service'], 'service', true);
   const companions = input['companions'];
   if (companions !== undefined) {
-    if (!isRecord(companions)) throw new InvalidPlanInputError('companions', 'expected an object');
+    if (!isPlainObject(companions))
+      throw new InvalidPlanInputError('companions', 'expected an object');
     for (const [resource, object] of Object.entries(companions)) {
       checkObject(object, `companions.${resource}`, true);
     }
@@ -204,7 +220,7 @@ export function validatePlanInput(input: unknown): asserts input is PlanInput {
   const references = input['references'];
   if (references !== undefined) {
     if (
-      !isRecord(references) ||
+      !isPlainObject(references) ||
       !Array.isArray(references['virtual']) ||
       !Array.isArray(references['host'])
     ) {
