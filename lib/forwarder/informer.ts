@@ -271,6 +271,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     let token: string | undefined;
     try {
       do {
+        if (this.#relistRequested) {
+          // Asked again while listing (the filter changed): the pages so far were filtered the
+          // old way. Start over now rather than finish a list that would be thrown away.
+          this.#relistRequested = false;
+          answered.push(...this.#relistWaiters.splice(0));
+          items.length = 0;
+          resourceVersion = undefined;
+          token = undefined;
+        }
         const page = await o.client.list<T>(o.resource, {
           ...selectors,
           limit: LIST_PAGE_SIZE,

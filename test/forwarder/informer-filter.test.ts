@@ -99,4 +99,43 @@ describe('Informer filter and relist', () => {
     // Stopped: nothing will list again, and nobody waits for it.
     await informer.relist();
   });
+
+  it('a relist asked for during a list starts over at the next page instead of finishing it', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    for (const ns of ['apps', 'web']) {
+      cluster.store.create('namespaces', undefined, { metadata: { name: ns } });
+      for (let i = 0; i < 750; i++) cluster.store.create('endpoints', ns, endpoints(ns, `ep-${i}`));
+    }
+    // 1,500 objects: three pages of 500, each answered after 100 ms.
+    cluster.faults.add({ verb: 'list', resource: 'endpoints', latencyMs: 100 });
+    let lists = 0;
+    const counting = new Proxy(client, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'list') return typeof value === 'function' ? value.bind(target) : value;
+        return (...args: unknown[]) => {
+          lists++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    let accepted = 'apps';
+    informer = new Informer({
+      name: 'restarted',
+      client: counting,
+      resource: RESOURCES.endpoints,
+      filter: (o) => o.metadata.namespace === accepted,
+    });
+    informer.start();
+    await waitFor('first page asked', () => lists >= 1);
+    const pagesBefore = lists;
+    accepted = 'web';
+    await informer.relist();
+    expect(new Set(informer.keys().map((k) => k.split('/')[0]))).toEqual(new Set(['web']));
+    expect(informer.size).toBe(750);
+    // The first list's pages asked so far, then the three of the new one (finishing the first
+    // list before starting over would make it six).
+    expect(pagesBefore).toBeLessThan(3);
+    expect(lists).toBe(pagesBefore + 3);
+  });
 });
