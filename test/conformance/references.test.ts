@@ -237,3 +237,59 @@ describe(`a reference to the kube-root-ca.crt ConfigMap (${source(`${MAPPERS}/co
     ).toBe(expected);
   });
 });
+
+describe(`the lifecycle of a referenced Secret's copy (${source('pkg/controllers/resources/secrets/to_host_syncer.go')}, ${source('pkg/controllers/resources/secrets/to_host_syncer_test.go')} TestSync)`, () => {
+  const yaml = [
+    'sync:',
+    '  toHost:',
+    '    endpoints:',
+    '      patches:',
+    '        - path: metadata.annotations["example.com/ref"]',
+    '          reference: {apiVersion: v1, kind: Secret}',
+  ].join('\n');
+  const COPY = hostName('target', 'default', 'my-vcluster');
+
+  function synced() {
+    const pair = new ClusterPair();
+    pair.put(
+      'virtual',
+      'endpoints',
+      endpoints('db', 'default', { annotations: { 'example.com/ref': 'target' } }),
+    );
+    pair.put('virtual', 'services', manualService());
+    pair.put('virtual', 'secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'target', namespace: 'default', uid: 'uid-target' },
+      type: 'Opaque',
+      data: { k: 'dg==' },
+    });
+    const plan = () => planSync(pair.input(config(yaml), 'default', 'db', who), { evaluator });
+    pair.apply(plan());
+    return { pair, plan };
+  }
+
+  it('Update used secret: host edits of the data do not flow back; the virtual data wins (Sync MergeBidirectional) [deliberate]', () => {
+    // vcluster merges data both ways; endpoint-sync carries only labels and annotations back, so
+    // that no host-side writer can change what a tenant's Secret holds in the virtual cluster.
+    const s = synced();
+    const edited = structuredClone(s.pair.get('host', 'secrets', 'vcluster-ns', COPY)!);
+    edited['data'] = { k: 'aG9zdA==' };
+    s.pair.host.set(`secrets/vcluster-ns/${COPY}`, edited);
+    const p = s.plan();
+    expect(p.virtualWrites).toEqual([]);
+    expect(p.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['update secrets']);
+    s.pair.apply(p);
+    expect(s.pair.get('host', 'secrets', 'vcluster-ns', COPY)!['data']).toEqual({ k: 'dg==' });
+    expect(s.pair.get('virtual', 'secrets', 'default', 'target')!['data']).toEqual({ k: 'dg==' });
+  });
+
+  it('Remove unused secret / the virtual Secret deleted: the copy stays here, where vcluster deletes it (Sync, SyncToVirtual) [open]', () => {
+    const s = synced();
+    s.pair.virtual.delete('secrets/default/target');
+    const p = s.plan();
+    expect(p.hostWrites.filter((w) => w.resource === 'secrets')).toEqual([]);
+    s.pair.apply(p);
+    expect(s.pair.get('host', 'secrets', 'vcluster-ns', COPY)).not.toBeNull();
+  });
+});
