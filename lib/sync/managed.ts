@@ -18,8 +18,18 @@ export type ManagedState =
  * name or the short `v...` one, which earlier versions gave the copies of referenced Secrets and
  * ConfigMaps and which the sync still recognises so that it can move them). The last
  * check keeps a tenant from claiming a host object by writing markers it did not earn.
+ *
+ * With `of`, the copy must also record that virtual object: single-namespace host names are not
+ * one-to-one (`a` in namespace `b-x-c` and `a-x-b` in namespace `c` both become `a-x-b-x-c-x-vc`,
+ * and a name cut to fit keeps a 40-bit digest), so the copy of one virtual object may lie at the
+ * host name of another, and only the object it records may update or delete it.
  */
-export function managedState(host: KubeObject, kind: string, ctx: SyncContext): ManagedState {
+export function managedState(
+  host: KubeObject,
+  kind: string,
+  ctx: SyncContext,
+  of?: ObjectKey,
+): ManagedState {
   const { markers, identity, config } = ctx;
   const owner = host.metadata.labels?.[markers.managedBy];
   if (owner === undefined) return { managed: false, reason: 'it has no managed-by label' };
@@ -56,6 +66,12 @@ export function managedState(host: KubeObject, kind: string, ctx: SyncContext): 
     return {
       managed: false,
       reason: `its name is not the host name of the recorded virtual object ${namespace}/${name}`,
+    };
+  }
+  if (of !== undefined && (of.name !== name || of.namespace !== namespace)) {
+    return {
+      managed: false,
+      reason: `it is the copy of ${kind} ${namespace}/${name}, another virtual object with the same host name`,
     };
   }
   return { managed: true, virtualKey: { namespace, name } };

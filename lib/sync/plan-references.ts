@@ -123,7 +123,7 @@ export function planReferenceCopies(
       continue;
     }
     const existing = findObject(lookups.host, href.kind, href) ?? null;
-    if (existing && !managedState(existing, vref.kind, ctx).managed) {
+    if (existing && !managedState(existing, vref.kind, ctx, vref).managed) {
       note(
         'conflict',
         `host ${describeRef(href)} exists and is not a copy of ${describeRef(vref)}; left alone`,
@@ -215,14 +215,7 @@ function planLegacyCopyRemoval(
   });
   const old = findObject(lookups.host, legacy.kind, legacy);
   if (!old) return undefined;
-  const state = managedState(old, vref.kind, ctx);
-  if (
-    !state.managed ||
-    state.virtualKey.name !== vref.name ||
-    state.virtualKey.namespace !== vref.namespace
-  ) {
-    return undefined;
-  }
+  if (!managedState(old, vref.kind, ctx, vref).managed) return undefined;
   return deleteWrite(
     plural,
     old,

@@ -135,7 +135,7 @@ interface Target {
   virtual: KubeObject | null;
   hostKey: ObjectKey;
   host: KubeObject | null;
-  /** Whether the host object is a copy of ours, when there is one. */
+  /** Whether the host object is our copy of this virtual object (`key`), when there is one. */
   state: ReturnType<typeof managedState> | undefined;
   /** `Endpoints default/db` and `host-ns/db-x-default-x-vc`, for reasons. */
   what: string;
@@ -157,7 +157,7 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
     throw new PlanStop({
       status: 'failed',
       reasonCode: 'conflict',
-      reason: `host ${kind} ${target.hostWhere} exists but is not a copy made by virtual cluster "${ctx.identity.name}": ${state.reason}; it is left alone — delete it on the host to let ${what} sync`,
+      reason: `host ${kind} ${target.hostWhere} exists but is not the copy of ${what} made by virtual cluster "${ctx.identity.name}": ${state.reason}; it is left alone — delete it on the host to let ${what} sync`,
       retryable: false,
     });
   }
@@ -273,7 +273,7 @@ function resolveTarget(input: PlanInput): Target {
     virtual,
     hostKey,
     host,
-    state: host ? managedState(host, kind, ctx) : undefined,
+    state: host ? managedState(host, kind, ctx, key) : undefined,
     what: `${kind} ${objectKeyString(key)}`,
     hostWhere: objectKeyString(hostKey),
   };
