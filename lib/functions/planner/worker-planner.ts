@@ -18,7 +18,7 @@ import type { SyncConfig } from '../../config/types.ts';
 import type { ReasonCode } from '../../model/index.ts';
 import type { EngineOptions } from '../../patches/expression/index.ts';
 import type { Plan, PlanInput } from '../../sync/index.ts';
-import { EvalClock } from './eval-clock.ts';
+import { EvalClock, type RunningEvaluation } from './eval-clock.ts';
 import { expressionSites } from './expression-sites.ts';
 import type { PlannedItem, Planner } from './planner.ts';
 import type { PlanReply, PlanRequest, PlanWorkerData } from './protocol.ts';
@@ -115,37 +115,95 @@ const MAX_GIVEN_BACK_MS = 400;
 
 /** Creates a worker planner. The worker starts on the first plan (or {@link warm}). */
 export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerPlanner {
-  const engine = options.engine ?? {};
-  const evalLimitMs = engine.timeoutMs ?? ENGINE_TIMEOUT_MS;
-  const limitMs = evalLimitMs + (options.graceMs ?? 100);
-  const tickMs = options.tickMs ?? 10;
-  const cacheSize = Math.max(1, options.configCacheSize ?? 8);
-  const url = options.workerUrl ?? planWorkerUrl();
-  const configIds = new WeakMap<SyncConfig, number>();
-  const queue: Pending[] = [];
-  const stats: WorkerPlannerStats = {
+  const planner = new WorkerPool(options);
+  return {
+    plan: (input) => planner.plan(input),
+    warm: () => planner.warm(),
+    stats: () => planner.stats(),
+    close: () => planner.close(),
+  };
+}
+
+/** The queue, the one worker and the watchdog of a {@link createWorkerPlanner}. */
+class WorkerPool {
+  readonly #options: WorkerPlannerOptions;
+  readonly #engine: EngineOptions;
+  /** The engine's own limit for one evaluation, in ms. */
+  readonly #evalLimitMs: number;
+  /** When the watchdog stops an evaluation: the engine's limit plus the grace, in ms. */
+  readonly #limitMs: number;
+  readonly #tickMs: number;
+  readonly #cacheSize: number;
+  readonly #url: URL;
+  readonly #configIds = new WeakMap<SyncConfig, number>();
+  readonly #queue: Pending[] = [];
+  readonly #stats: WorkerPlannerStats = {
     plans: 0,
     workersStarted: 0,
     timeouts: 0,
     crashes: 0,
     configsSent: 0,
   };
-  let nextConfigId = 1;
-  let nextRequestId = 1;
-  let slot: WorkerSlot | undefined;
-  let inFlight: InFlight | undefined;
-  let watchdog: ReturnType<typeof setInterval> | undefined;
-  let closed = false;
+  #nextConfigId = 1;
+  #nextRequestId = 1;
+  #slot: WorkerSlot | undefined;
+  #inFlight: InFlight | undefined;
+  #watchdog: ReturnType<typeof setInterval> | undefined;
+  #closed = false;
   /** When the watchdog last looked, and the time the running evaluation was given back. */
-  let lastTick = 0;
-  let givenBack = { seq: -1, ms: 0 };
+  #lastTick = 0;
+  #givenBack = { seq: -1, ms: 0 };
 
-  const start = (): WorkerSlot => {
+  constructor(options: WorkerPlannerOptions) {
+    this.#options = options;
+    this.#engine = options.engine ?? {};
+    this.#evalLimitMs = this.#engine.timeoutMs ?? ENGINE_TIMEOUT_MS;
+    this.#limitMs = this.#evalLimitMs + (options.graceMs ?? 100);
+    this.#tickMs = options.tickMs ?? 10;
+    this.#cacheSize = Math.max(1, options.configCacheSize ?? 8);
+    this.#url = options.workerUrl ?? planWorkerUrl();
+  }
+
+  plan(input: PlanInput): Promise<PlannedItem> {
+    if (this.#closed) {
+      return Promise.resolve(failedPlan(input, 'planner-closed', 'the planner was closed', true));
+    }
+    return new Promise((resolve) => {
+      this.#queue.push({ input, resolve });
+      this.#dispatch();
+    });
+  }
+
+  warm(): void {
+    if (!this.#closed) this.#current();
+  }
+
+  stats(): WorkerPlannerStats {
+    return { ...this.#stats };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const waiting = [...(this.#inFlight ? [this.#inFlight] : []), ...this.#queue.splice(0)];
+    this.#inFlight = undefined;
+    this.#idle();
+    for (const p of waiting)
+      p.resolve(failedPlan(p.input, 'planner-closed', 'the planner was closed', true));
+    const last = this.#slot;
+    this.#slot = undefined;
+    if (last && !last.gone) {
+      last.gone = true;
+      await last.worker.terminate();
+    }
+  }
+
+  #start(): WorkerSlot {
     const clock = new EvalClock();
-    const data: PlanWorkerData = { clock: clock.buffer, engine };
-    const worker = new Worker(url, {
+    const data: PlanWorkerData = { clock: clock.buffer, engine: this.#engine };
+    const worker = new Worker(this.#url, {
       workerData: data,
-      resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256 },
+      resourceLimits: { maxOldGenerationSizeMb: this.#options.maxHeapMb ?? 256 },
       // The worker needs no flags, and some of the parent's (`--input-type`, `-e`) stop it.
       execArgv: [],
     });
@@ -157,30 +215,30 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
       dropped: [],
       gone: false,
     };
-    stats.workersStarted++;
+    this.#stats.workersStarted++;
     // Idle, the worker does not keep the process alive (a plan in flight refs it).
     worker.unref();
-    worker.on('message', (reply: PlanReply) => onReply(made, reply));
-    worker.on('error', (err: Error & { code?: string }) => onGone(made, crashCause(err)));
-    worker.on('exit', (code) => onGone(made, `exit ${code}`));
+    worker.on('message', (reply: PlanReply) => this.#onReply(made, reply));
+    worker.on('error', (err: Error & { code?: string }) => this.#onGone(made, crashCause(err)));
+    worker.on('exit', (code) => this.#onGone(made, `exit ${code}`));
     return made;
-  };
+  }
 
-  const current = (): WorkerSlot => {
-    if (!slot || slot.gone) slot = start();
-    return slot;
-  };
+  #current(): WorkerSlot {
+    if (!this.#slot || this.#slot.gone) this.#slot = this.#start();
+    return this.#slot;
+  }
 
-  const onReply = (from: WorkerSlot, reply: PlanReply) => {
+  #onReply(from: WorkerSlot, reply: PlanReply): void {
     if (from.gone) return;
     if (reply.type === 'ready') {
       from.ready = true;
-      dispatch();
+      this.#dispatch();
       return;
     }
-    if (!inFlight || inFlight.worker !== from || inFlight.id !== reply.id) return;
-    const done = inFlight;
-    inFlight = undefined;
+    const done = this.#inFlight;
+    if (!done || done.worker !== from || done.id !== reply.id) return;
+    this.#inFlight = undefined;
     if (reply.type === 'planned') {
       done.resolve({ plan: reply.plan, patchEvalMs: reply.patchEvalMs });
     } else {
@@ -188,19 +246,19 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
         failedPlan(done.input, 'internal-error', `the planner failed: ${reply.message}`, true),
       );
     }
-    dispatch();
-  };
+    this.#dispatch();
+  }
 
   /** The worker is gone (crashed, exited, or terminated by the watchdog, which reported already). */
-  const onGone = (from: WorkerSlot, cause: string) => {
+  #onGone(from: WorkerSlot, cause: string): void {
     if (from.gone) return;
     from.gone = true;
-    if (closed) return;
-    stats.crashes++;
-    options.onIncident?.({ kind: 'crash', cause });
-    if (inFlight?.worker === from) {
-      const lost = inFlight;
-      inFlight = undefined;
+    if (this.#closed) return;
+    this.#stats.crashes++;
+    this.#options.onIncident?.({ kind: 'crash', cause });
+    if (this.#inFlight?.worker === from) {
+      const lost = this.#inFlight;
+      this.#inFlight = undefined;
       lost.resolve(
         failedPlan(
           lost.input,
@@ -213,7 +271,7 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
     if (!from.ready) {
       // It never started: starting another at once would only loop. The waiting items fail
       // (retryable), and the next plan tries a new worker.
-      for (const p of queue.splice(0)) {
+      for (const p of this.#queue.splice(0)) {
         p.resolve(
           failedPlan(
             p.input,
@@ -223,39 +281,26 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
           ),
         );
       }
-      idle();
+      this.#idle();
       return;
     }
     // The replacement starts now, so it is warm when the next item comes.
-    current();
-    dispatch();
-  };
+    this.#current();
+    this.#dispatch();
+  }
 
-  const dispatch = () => {
-    if (closed || inFlight || queue.length === 0) return idle();
-    const target = current();
+  /** Sends the next queued plan to the worker, when it is ready and nothing is in flight. */
+  #dispatch(): void {
+    if (this.#closed || this.#inFlight || this.#queue.length === 0) {
+      this.#idle();
+      return;
+    }
+    const target = this.#current();
     // Work is waiting: the worker keeps the process alive until it is done (idle() lets go).
     target.worker.ref();
     if (!target.ready) return;
-    const next = queue.shift()!;
-    const { config, ...input } = next.input;
-    let configId = configIds.get(config);
-    if (configId === undefined) {
-      configId = nextConfigId++;
-      configIds.set(config, configId);
-    }
-    const request: PlanRequest = { type: 'plan', id: nextRequestId++, configId, input };
-    if (target.configs.has(configId)) {
-      target.configs.delete(configId); // re-inserted below: most recently used last
-    } else {
-      request.config = config;
-      while (target.configs.size >= cacheSize) {
-        const oldest = target.configs.values().next().value as number;
-        target.configs.delete(oldest);
-        target.dropped.push(oldest);
-      }
-    }
-    if (target.dropped.length > 0) request.drop = target.dropped.splice(0);
+    const next = this.#queue.shift()!;
+    const request = this.#request(target, next.input);
     try {
       target.worker.postMessage(request);
     } catch (err) {
@@ -268,51 +313,83 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
           false,
         ),
       );
-      dispatch();
+      this.#dispatch();
       return;
     }
-    target.configs.add(configId);
-    stats.plans++;
-    if (request.config) stats.configsSent++;
-    inFlight = { ...next, id: request.id, worker: target };
-    if (watchdog === undefined) {
-      lastTick = performance.now();
-      watchdog = setInterval(watch, tickMs);
+    target.configs.add(request.configId);
+    this.#stats.plans++;
+    if (request.config) this.#stats.configsSent++;
+    this.#inFlight = { ...next, id: request.id, worker: target };
+    if (this.#watchdog === undefined) {
+      this.#lastTick = performance.now();
+      this.#watchdog = setInterval(() => this.#watch(), this.#tickMs);
     }
-  };
+  }
 
-  const idle = () => {
-    if (inFlight) return;
-    if (watchdog !== undefined) {
-      clearInterval(watchdog);
-      watchdog = undefined;
+  /**
+   * The request for `input`: its configuration is sent only when `target` does not hold it
+   * already, and the least recently used ones are dropped to keep `configCacheSize`.
+   */
+  #request(target: WorkerSlot, fullInput: PlanInput): PlanRequest {
+    const { config, ...input } = fullInput;
+    let configId = this.#configIds.get(config);
+    if (configId === undefined) {
+      configId = this.#nextConfigId++;
+      this.#configIds.set(config, configId);
     }
-    if (slot && !slot.gone) slot.worker.unref();
-  };
+    const request: PlanRequest = { type: 'plan', id: this.#nextRequestId++, configId, input };
+    if (target.configs.has(configId)) {
+      target.configs.delete(configId); // re-inserted on success: most recently used last
+    } else {
+      request.config = config;
+      while (target.configs.size >= this.#cacheSize) {
+        const oldest = target.configs.values().next().value as number;
+        target.configs.delete(oldest);
+        target.dropped.push(oldest);
+      }
+    }
+    if (target.dropped.length > 0) request.drop = target.dropped.splice(0);
+    return request;
+  }
 
-  const watch = () => {
+  #idle(): void {
+    if (this.#inFlight) return;
+    if (this.#watchdog !== undefined) {
+      clearInterval(this.#watchdog);
+      this.#watchdog = undefined;
+    }
+    if (this.#slot && !this.#slot.gone) this.#slot.worker.unref();
+  }
+
+  /** The watchdog's tick: stops the worker when the running evaluation is past its limit. */
+  #watch(): void {
     // A tick that comes late says this process did not get the CPU for that long: the machine is
     // overloaded, and the worker (another thread of it) most likely waited too. That time is given
     // back to the running evaluation, up to MAX_GIVEN_BACK_MS, so that an ordinary expression is
     // not stopped because other processes held the cores.
     const now = performance.now();
-    const lateMs = Math.max(0, now - lastTick - tickMs);
-    lastTick = now;
+    const lateMs = Math.max(0, now - this.#lastTick - this.#tickMs);
+    this.#lastTick = now;
+    const inFlight = this.#inFlight;
     const running = inFlight?.worker.clock.running();
     if (!inFlight || !running) return;
-    if (running.seq !== givenBack.seq) givenBack = { seq: running.seq, ms: 0 };
-    else givenBack.ms = Math.min(MAX_GIVEN_BACK_MS, givenBack.ms + lateMs);
-    if (running.elapsedMs <= limitMs + givenBack.ms) return;
-    const stopped = inFlight;
-    inFlight = undefined;
+    if (running.seq !== this.#givenBack.seq) this.#givenBack = { seq: running.seq, ms: 0 };
+    else this.#givenBack.ms = Math.min(MAX_GIVEN_BACK_MS, this.#givenBack.ms + lateMs);
+    if (running.elapsedMs <= this.#limitMs + this.#givenBack.ms) return;
+    this.#stop(inFlight, running);
+  }
+
+  /** Terminates the worker running `stopped`, fails that item alone and goes on with the queue. */
+  #stop(stopped: InFlight, running: RunningEvaluation): void {
+    this.#inFlight = undefined;
     stopped.worker.gone = true;
-    stats.timeouts++;
+    this.#stats.timeouts++;
     const site = expressionSites(stopped.input.config)[running.site];
-    const given = Math.round(givenBack.ms);
+    const given = Math.round(this.#givenBack.ms);
     const decided = performance.now();
     const gone = stopped.worker.worker.terminate().catch(() => undefined);
     void gone.then(() => {
-      options.onIncident?.({
+      this.#options.onIncident?.({
         kind: 'timeout',
         ...(site ? { patch: `${site.configPath}.${site.field}` } : {}),
         elapsedMs: Math.round(running.elapsedMs),
@@ -325,44 +402,13 @@ export function createWorkerPlanner(options: WorkerPlannerOptions = {}): WorkerP
       failedPlan(
         stopped.input,
         'expression-timeout',
-        `${where} ran past its ${evalLimitMs} ms limit inside a built-in function, where the sandbox cannot interrupt it; it was stopped after ${Math.round(running.elapsedMs)} ms${given > 0 ? ` (${given} ms of it given back while the machine was overloaded)` : ''} and only this item failed (bound the sizes of the strings and numbers the expression builds)`,
+        `${where} ran past its ${this.#evalLimitMs} ms limit inside a built-in function, where the sandbox cannot interrupt it; it was stopped after ${Math.round(running.elapsedMs)} ms${given > 0 ? ` (${given} ms of it given back while the machine was overloaded)` : ''} and only this item failed (bound the sizes of the strings and numbers the expression builds)`,
         true,
       ),
     );
-    if (!closed) current();
-    dispatch();
-  };
-
-  return {
-    plan(input: PlanInput): Promise<PlannedItem> {
-      if (closed) {
-        return Promise.resolve(failedPlan(input, 'planner-closed', 'the planner was closed', true));
-      }
-      return new Promise((resolve) => {
-        queue.push({ input, resolve });
-        dispatch();
-      });
-    },
-    warm() {
-      if (!closed) current();
-    },
-    stats: () => ({ ...stats }),
-    async close() {
-      if (closed) return;
-      closed = true;
-      const waiting = [...(inFlight ? [inFlight] : []), ...queue.splice(0)];
-      inFlight = undefined;
-      idle();
-      for (const p of waiting)
-        p.resolve(failedPlan(p.input, 'planner-closed', 'the planner was closed', true));
-      const last = slot;
-      slot = undefined;
-      if (last && !last.gone) {
-        last.gone = true;
-        await last.worker.terminate();
-      }
-    },
-  };
+    if (!this.#closed) this.#current();
+    this.#dispatch();
+  }
 }
 
 /** A failed plan for `input` that writes nothing. */
