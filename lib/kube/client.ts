@@ -104,6 +104,36 @@ function defaultWatchTimeoutSeconds(random: () => number): number {
   return Math.floor(300 * (1 + random()));
 }
 
+/**
+ * One line of a watch stream as an event; `undefined` for a blank line or an event without an
+ * object. An `ERROR` event or a line that is not JSON throws the matching typed error, whose
+ * message gives the line's length, never its text: it can hold object data, a Secret's too.
+ */
+function parseWatchLine<T extends KubeObject>(
+  line: string,
+  context: KubeErrorContext,
+): WatchEvent<T> | undefined {
+  if (line.trim() === '') return undefined;
+  let event: { type?: string; object?: unknown };
+  try {
+    event = JSON.parse(line);
+  } catch {
+    // Not even the parser's message is kept: it quotes the text around the fault.
+    throw new ServerError(
+      syntheticStatus(500, `unparsable watch event (${line.length} characters)`),
+      context,
+    );
+  }
+  if (event.type === 'ERROR') {
+    const status =
+      asStatus(event.object) ??
+      syntheticStatus(500, `watch ERROR event without a Status (${line.length} characters)`);
+    throw kubeErrorFromStatus(status, context);
+  }
+  if (!isPlainObject(event.object) || !isPlainObject(event.object.metadata)) return undefined;
+  return { type: event.type as WatchEvent['type'], object: event.object as T };
+}
+
 function asStatus(value: unknown): KubeStatus | undefined {
   if (isPlainObject(value) && value.kind === 'Status' && typeof value.code === 'number') {
     return value as unknown as KubeStatus;
@@ -250,29 +280,7 @@ export class KubeClient {
   ): Promise<WatchResult> {
     const namespace = this.#namespace(resource, 'watch', options.namespace, undefined);
     const timeoutSeconds = options.timeoutSeconds ?? defaultWatchTimeoutSeconds(this.#random);
-    const op: Operation = {
-      verb: 'watch',
-      resource,
-      namespace,
-      objectName: undefined,
-      request: {
-        method: 'GET',
-        path: resourcePath(resource, namespace),
-        query: {
-          watch: 'true',
-          resourceVersion: options.resourceVersion,
-          resourceVersionMatch: options.resourceVersionMatch,
-          labelSelector: options.labelSelector,
-          fieldSelector: options.fieldSelector,
-          allowWatchBookmarks: options.allowWatchBookmarks ? 'true' : undefined,
-          sendInitialEvents: options.sendInitialEvents ? 'true' : undefined,
-          timeoutSeconds,
-        },
-      },
-      safety: 'idempotent',
-      timeoutMs: undefined,
-      signal: options.signal,
-    };
+    const op = this.#watchOperation(resource, namespace, options, timeoutSeconds);
     let resourceVersion = options.resourceVersion;
     let events = 0;
     if (options.signal?.aborted) return { reason: 'aborted', resourceVersion, events };
@@ -300,29 +308,12 @@ export class KubeClient {
       const decoder = new TextDecoder();
       let buffered = '';
       const handleLine = async (line: string): Promise<void> => {
-        if (line.trim() === '') return;
-        let event: { type?: string; object?: unknown };
-        try {
-          event = JSON.parse(line);
-        } catch (cause) {
-          throw new ServerError(
-            syntheticStatus(500, `unparsable watch event: ${line.slice(0, 200)}`),
-            context,
-            { cause },
-          );
-        }
-        if (event.type === 'ERROR') {
-          const status =
-            asStatus(event.object) ??
-            syntheticStatus(500, `watch ERROR event: ${line.slice(0, 200)}`);
-          throw kubeErrorFromStatus(status, context);
-        }
-        if (!isPlainObject(event.object) || !isPlainObject(event.object.metadata)) return;
-        const object = event.object as T;
-        const rv = object.metadata.resourceVersion;
+        const event = parseWatchLine<T>(line, context);
+        if (event === undefined) return;
+        const rv = event.object.metadata.resourceVersion;
         if (typeof rv === 'string' && rv !== '') resourceVersion = rv;
         events++;
-        await onEvent({ type: event.type as WatchEvent['type'], object });
+        await onEvent(event);
       };
       for (;;) {
         let chunk: Awaited<ReturnType<typeof reader.read>>;
@@ -350,6 +341,38 @@ export class KubeClient {
       exchange.abort(new Error('watch finished'));
       exchange.release();
     }
+  }
+
+  /** The watch request of `options`: a GET with `watch=true`, retried like any idempotent read. */
+  #watchOperation(
+    resource: ResourceType,
+    namespace: string | undefined,
+    options: WatchOptions,
+    timeoutSeconds: number,
+  ): Operation {
+    return {
+      verb: 'watch',
+      resource,
+      namespace,
+      objectName: undefined,
+      request: {
+        method: 'GET',
+        path: resourcePath(resource, namespace),
+        query: {
+          watch: 'true',
+          resourceVersion: options.resourceVersion,
+          resourceVersionMatch: options.resourceVersionMatch,
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+          allowWatchBookmarks: options.allowWatchBookmarks ? 'true' : undefined,
+          sendInitialEvents: options.sendInitialEvents ? 'true' : undefined,
+          timeoutSeconds,
+        },
+      },
+      safety: 'idempotent',
+      timeoutMs: undefined,
+      signal: options.signal,
+    };
   }
 
   /**

@@ -221,3 +221,70 @@ describe('kubeErrorFromStatus and isRetryable', () => {
     expect(err.message).toContain('create events in "n" failed (429 TooManyRequests): slow.');
   });
 });
+
+describe('a broken watch stream', () => {
+  let server: ScriptedServer;
+  let client: KubeClient;
+  beforeAll(async () => {
+    server = await startScriptedServer();
+    client = createKubeClient(kubeConfigFromString(server.kubeconfig), {
+      clock: fakeClock(),
+      qps: Number.POSITIVE_INFINITY,
+      retry: { maxAttempts: 1 },
+    });
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  const SECRET = 'c2VjcmV0LXBhc3N3b3Jk';
+  const secretEvent = `{"type":"ADDED","object":{"kind":"Secret","metadata":{"name":"s"},"data":{"password":"${SECRET}"}}}`;
+
+  /** A watch answered with `lines`; the error it rejects with. */
+  async function watchError(lines: string): Promise<Error> {
+    server.script((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(lines);
+    });
+    const err = await client
+      .watch(RESOURCES.secrets, { namespace: 'n', timeoutSeconds: 5 }, () => undefined)
+      .then(
+        () => new Error('the watch resolved'),
+        (e: Error) => e,
+      );
+    return err;
+  }
+
+  it('names an unparsable line by its length, never its text (it can hold a Secret)', async () => {
+    const err = await watchError(`${secretEvent.slice(0, -3)}\n`);
+    expect(err).toBeInstanceOf(ServerError);
+    expect(err.message).toContain('unparsable watch event');
+    expect(err.message).not.toContain(SECRET);
+    expect(JSON.stringify({ ...err, cause: String(err.cause) })).not.toContain(SECRET);
+  });
+
+  it('names an ERROR event without a Status by its length, never its text', async () => {
+    const err = await watchError(`{"type":"ERROR","object":{"data":{"password":"${SECRET}"}}}\n`);
+    expect(err).toBeInstanceOf(ServerError);
+    expect(err.message).toContain('watch ERROR event without a Status');
+    expect(err.message).not.toContain(SECRET);
+  });
+
+  it('still delivers well-formed events', async () => {
+    server.script((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(`${secretEvent}\n`);
+    });
+    const seen: string[] = [];
+    const result = await client.watch(
+      RESOURCES.secrets,
+      { namespace: 'n', timeoutSeconds: 5 },
+      (e) => {
+        seen.push(`${e.type} ${e.object.metadata.name}`);
+      },
+    );
+    expect(seen).toEqual(['ADDED s']);
+    expect(result.reason).toBe('closed');
+  });
+});
