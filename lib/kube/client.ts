@@ -557,14 +557,18 @@ export class KubeClient {
     if (text === '') return {} as T;
     try {
       return JSON.parse(text) as T;
-    } catch (cause) {
+    } catch {
+      // Neither the text nor the parser's message (which quotes it) is kept: a cut-off answer
+      // to a read can hold a Secret's data.
+      const type =
+        /^[\w.+/-]{1,100}/.exec(exchange.response.headers['content-type'] ?? '')?.[0] ??
+        'no content type';
       throw new ServerError(
         syntheticStatus(
           500,
-          `answer ${exchange.response.httpStatusCode} is not JSON: ${text.slice(0, 200)}`,
+          `answer ${exchange.response.httpStatusCode} is not JSON (${type}, ${text.length} characters)`,
         ),
         this.#context(op, 1),
-        { cause },
       );
     }
   }

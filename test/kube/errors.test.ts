@@ -288,3 +288,36 @@ describe('a broken watch stream', () => {
     expect(result.reason).toBe('closed');
   });
 });
+
+describe('an answer that is not JSON', () => {
+  let server: ScriptedServer;
+  let client: KubeClient;
+  beforeAll(async () => {
+    server = await startScriptedServer();
+    client = createKubeClient(kubeConfigFromString(server.kubeconfig), {
+      clock: fakeClock(),
+      qps: Number.POSITIVE_INFINITY,
+      retry: { maxAttempts: 1 },
+    });
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('is a ServerError naming the content type and length, never the text (a cut-off Secret)', async () => {
+    const secret = 'c2VjcmV0LXBhc3N3b3Jk';
+    server.script((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(`{"kind":"Secret","metadata":{"name":"s"},"data":{"password":"${secret}`);
+    });
+    const err = await client.get(RESOURCES.secrets, 's', { namespace: 'n' }).then(
+      () => new Error('the read resolved'),
+      (e: Error) => e,
+    );
+    expect(err).toBeInstanceOf(ServerError);
+    expect(err.message).toMatch(/is not JSON \(application\/json, \d+ characters\)/);
+    expect(err.message).not.toContain(secret);
+    expect(String(err.cause ?? '')).not.toContain(secret);
+  });
+});
