@@ -203,7 +203,15 @@ const NO_CHANGES = 0;
 const CHANGES = 1;
 const ERROR = 2;
 
-async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<number> {
+/** The flags of a cluster dry run, checked: where the clusters are, what to print, which kinds. */
+interface ClusterPlanFlags {
+  output: 'text' | 'json' | 'yaml';
+  virtualPath: string;
+  hostPath: string;
+  kinds?: SyncKind[];
+}
+
+function clusterPlanFlags(values: CommandValues): ClusterPlanFlags {
   for (const flag of ['virtual', 'host', 'service']) {
     if (values[flag] !== undefined) {
       throw new UsageError(
@@ -226,32 +234,15 @@ async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<num
       throw new UsageError((err as Error).message, ERROR);
     }
   };
-  const virtualPath = flag('virtual-kubeconfig');
-  const hostPath = flag('host-kubeconfig');
+  const flags: ClusterPlanFlags = {
+    output,
+    virtualPath: flag('virtual-kubeconfig'),
+    hostPath: flag('host-kubeconfig'),
+  };
   flag('config');
-  const config = await loadConfigFlag(values, io);
-  if (!config) return ERROR;
-  let keys: MarkerKeySet | undefined;
-  const markerRef = values['marker-keys'];
-  if (typeof markerRef === 'string') {
-    if (markerRef.startsWith('inline:')) {
-      throw new UsageError(
-        '--marker-keys takes secretsmanager:, ssm: or file:, not inline: (the keys would show in the process list)',
-        ERROR,
-      );
-    }
-    try {
-      keys = await markerKeysFrom(markerRef, (ref) => readSecretText(ref, { allowLocal: true }))();
-    } catch (err) {
-      if (!(err instanceof MarkerKeysError)) throw err;
-      io.stderr.write(`endpoint-sync plan: ${err.message}\n`);
-      return ERROR;
-    }
-  }
-  let kinds: SyncKind[] | undefined;
   if (typeof values['kinds'] === 'string') {
     try {
-      kinds = itemKindsOf(
+      flags.kinds = itemKindsOf(
         values['kinds']
           .split(',')
           .map((k) => k.trim())
@@ -261,18 +252,56 @@ async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<num
       throw new UsageError(`--kinds: ${(err as Error).message}`, ERROR);
     }
   }
-  const identity = { ...identityFrom(values), ...keys };
-  let clients: { virtual: KubeClient; host: KubeClient };
+  return flags;
+}
+
+/**
+ * The marker keys of `--marker-keys` (never `inline:`, which would show them in the process
+ * list); `undefined` without the flag, `null` when they could not be read (reported on stderr).
+ */
+async function planMarkerKeys(
+  values: CommandValues,
+  io: CommandIO,
+): Promise<MarkerKeySet | undefined | null> {
+  const markerRef = values['marker-keys'];
+  if (typeof markerRef !== 'string') return undefined;
+  if (markerRef.startsWith('inline:')) {
+    throw new UsageError(
+      '--marker-keys takes secretsmanager:, ssm: or file:, not inline: (the keys would show in the process list)',
+      ERROR,
+    );
+  }
+  try {
+    return await markerKeysFrom(markerRef, (ref) => readSecretText(ref, { allowLocal: true }))();
+  } catch (err) {
+    if (!(err instanceof MarkerKeysError)) throw err;
+    io.stderr.write(`endpoint-sync plan: ${err.message}\n`);
+    return null;
+  }
+}
+
+/** Clients of both clusters, gentle enough for a dry run against production. */
+function clusterClients(flags: ClusterPlanFlags): { virtual: KubeClient; host: KubeClient } {
   try {
     const options = { qps: 50, burst: 100, userAgent: 'endpoint-sync-plan' };
-    clients = {
-      virtual: createKubeClient(kubeConfigFromFile(virtualPath), options),
-      host: createKubeClient(kubeConfigFromFile(hostPath), options),
+    return {
+      virtual: createKubeClient(kubeConfigFromFile(flags.virtualPath), options),
+      host: createKubeClient(kubeConfigFromFile(flags.hostPath), options),
     };
   } catch (err) {
     if (err instanceof KubeConfigError) throw new UsageError(err.message, ERROR);
     throw err;
   }
+}
+
+async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<number> {
+  const flags = clusterPlanFlags(values);
+  const config = await loadConfigFlag(values, io);
+  if (!config) return ERROR;
+  const keys = await planMarkerKeys(values, io);
+  if (keys === null) return ERROR;
+  const identity = { ...identityFrom(values), ...keys };
+  const clients = clusterClients(flags);
   const stderr = io.stderr as ProgressStream;
   const meter = new ProgressMeter({
     label: 'dry run',
@@ -288,7 +317,7 @@ async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<num
       identity,
       config,
       evaluator: engine,
-      ...(kinds ? { kinds } : {}),
+      ...(flags.kinds ? { kinds: flags.kinds } : {}),
       onProgress: (done, total) => meter.update(done, total),
     });
   } catch (err) {
@@ -302,8 +331,8 @@ async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<num
     engine.dispose();
     await Promise.all([clients.virtual.close(), clients.host.close()]);
   }
-  if (output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else if (output === 'yaml') io.stdout.write(stringify(result));
+  if (flags.output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else if (flags.output === 'yaml') io.stdout.write(stringify(result));
   else io.stdout.write(formatClusterPlan(result, identity.name, identity.hostNamespace));
   if (result.summary.failed > 0) return ERROR;
   return hasChanges(result.summary) ? CHANGES : NO_CHANGES;
