@@ -102,6 +102,75 @@ export interface ClusterPlan {
   summary: ClusterPlanSummary;
 }
 
+/**
+ * A full resync's keys, kind by kind in table order: every virtual object of the kind, then its
+ * orphaned host copies (their virtual object is gone, so the sync deletes them).
+ */
+function resyncKeys(
+  itemTypes: readonly ResourceType[],
+  virtualByResource: ReadonlyMap<string, ReadonlyMap<string, KubeObject>>,
+  hostItems: readonly KubeObject[][],
+  identity: VirtualClusterIdentity,
+): Map<string, EventDirection> {
+  const keys = new Map<string, EventDirection>();
+  const managedBy = `${identity.markerDomain}/managed-by`;
+  const view = hostCopyView(identity.markerDomain);
+  for (const [i, type] of itemTypes.entries()) {
+    const itemKey = (key: { namespace: string; name: string }) =>
+      resourceKeyString({ resource: type.plural, ...key });
+    for (const key of [...virtualByResource.get(type.plural)!.keys()].sort()) {
+      keys.set(itemKey(parseObjectKey(key)), 'toHost');
+    }
+    const orphans: string[] = [];
+    for (const copy of hostItems[i]!) {
+      if (copy.metadata.labels?.[managedBy] !== identity.name) continue;
+      const annotations = view(copy).metadata.annotations ?? {};
+      const name = annotations[`${identity.markerDomain}/object-name`];
+      const namespace = annotations[`${identity.markerDomain}/object-namespace`];
+      if (!name || !namespace) continue;
+      const key = itemKey({ namespace, name });
+      if (!keys.has(key)) orphans.push(key);
+    }
+    for (const key of orphans.sort()) keys.set(key, 'fromHost');
+  }
+  return keys;
+}
+
+/**
+ * The event a forwarder's full resync would send for `keys`, built by the forwarder's own event
+ * builder from the listed objects (the items, their companions and the objects they reference).
+ */
+function dryRunEvent(
+  keys: ReadonlyMap<string, EventDirection>,
+  virtualByResource: ReadonlyMap<string, ReadonlyMap<string, KubeObject>>,
+  referenced: readonly ReadonlyMap<string, KubeObject>[],
+  identity: VirtualClusterIdentity,
+): ReturnType<typeof buildEvent> {
+  const now = Date.now();
+  return buildEvent(
+    [...keys].map(([key, direction]) => ({
+      key,
+      trigger: { direction, enqueuedAt: now, cause: 'dry-run' } satisfies Trigger,
+      failures: 0,
+    })),
+    {
+      get: (key) => virtualByResource.get(key.resource)?.get(objectKeyString(key)),
+      references: (key) => {
+        const parsed = parseResourceKey(key)!;
+        const object = virtualByResource.get(parsed.resource)?.get(objectKeyString(parsed));
+        if (!object) return [];
+        return referenceCandidates(object).flatMap((ref) =>
+          referenced
+            .map((objects) => objects.get(objectKeyString(ref)))
+            .filter((x): x is KubeObject => x !== undefined),
+        );
+      },
+    },
+    identity,
+    { idPrefix: 'plan' },
+  );
+}
+
 /** Lists, builds and plans every key; never writes. Rejects only when a list fails. */
 export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
   const { identity } = o;
@@ -138,53 +207,8 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
   ]);
   const referenced = references.map((objects) => byKey(objects, withoutManagedFields));
 
-  // A full resync's keys, kind by kind in table order: every virtual object of the kind, then
-  // its orphaned host copies (their virtual object is gone, so the sync deletes them).
-  const keys = new Map<string, EventDirection>();
-  const managedBy = `${identity.markerDomain}/managed-by`;
-  const view = hostCopyView(identity.markerDomain);
-  for (const [i, type] of itemTypes.entries()) {
-    const itemKey = (key: { namespace: string; name: string }) =>
-      resourceKeyString({ resource: type.plural, ...key });
-    for (const key of [...virtualByResource.get(type.plural)!.keys()].sort()) {
-      keys.set(itemKey(parseObjectKey(key)), 'toHost');
-    }
-    const orphans: string[] = [];
-    for (const copy of hostItems[i]!) {
-      if (copy.metadata.labels?.[managedBy] !== identity.name) continue;
-      const annotations = view(copy).metadata.annotations ?? {};
-      const name = annotations[`${identity.markerDomain}/object-name`];
-      const namespace = annotations[`${identity.markerDomain}/object-namespace`];
-      if (!name || !namespace) continue;
-      const key = itemKey({ namespace, name });
-      if (!keys.has(key)) orphans.push(key);
-    }
-    for (const key of orphans.sort()) keys.set(key, 'fromHost');
-  }
-
-  const now = Date.now();
-  const event = buildEvent(
-    [...keys].map(([key, direction]) => ({
-      key,
-      trigger: { direction, enqueuedAt: now, cause: 'dry-run' } satisfies Trigger,
-      failures: 0,
-    })),
-    {
-      get: (key) => virtualByResource.get(key.resource)?.get(objectKeyString(key)),
-      references: (key) => {
-        const parsed = parseResourceKey(key)!;
-        const object = virtualByResource.get(parsed.resource)?.get(objectKeyString(parsed));
-        if (!object) return [];
-        return referenceCandidates(object).flatMap((ref) =>
-          referenced
-            .map((objects) => objects.get(objectKeyString(ref)))
-            .filter((x): x is KubeObject => x !== undefined),
-        );
-      },
-    },
-    identity,
-    { idPrefix: 'plan' },
-  );
+  const keys = resyncKeys(itemTypes, virtualByResource, hostItems, identity);
+  const event = dryRunEvent(keys, virtualByResource, referenced, identity);
 
   const host = listedReads(
     o.host,
