@@ -1,7 +1,8 @@
 /**
  * The HTTP face of an emulated cluster: routes kube-apiserver paths to the store, parses query
- * parameters and bodies, answers every failure with a `Status`, serves discovery and health, and
- * streams watches. Never throws out of a request: any bad input becomes an error response.
+ * parameters and bodies, answers every failure with a `Status`, serves discovery and health,
+ * and hands lists and watches to serve-reads.ts. Never throws out of a request: any bad input
+ * becomes an error response.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -9,25 +10,29 @@ import { decodeJson, decodeObjectBody, mediaType, readBody } from './body.ts';
 import { decodeBody } from './decode-body.ts';
 import { apiGroup, apiGroupList, apiVersions, resourceList, versionInfo } from './discovery.ts';
 import {
-  badRequest,
   failure,
-  fieldErr,
-  invalid,
   methodNotAllowed,
   pathNotFound,
   StatusError,
-  timeout,
   toStatusError,
   unsupportedMediaType,
 } from './errors.ts';
-import type { FaultInjector, Verb } from './faults.ts';
+import type { Verb } from './faults.ts';
+import {
+  answerPretty,
+  type Headers,
+  lingerThenClose,
+  type Route,
+  type ServerContext,
+  sendJson,
+  sendStatus,
+} from './http-io.ts';
 import { openapiV2, openapiV3, openapiV3Index } from './openapi.ts';
 import { PATCH_TYPES, type PatchType } from './patch.ts';
 import {
   boolParam,
   checkTimeoutParam,
   deleteParams,
-  int64Param,
   prettyParam,
   type WriteParams,
   writeParams,
@@ -37,95 +42,17 @@ import {
   parseRequestTarget,
   pathSegmentNameProblems,
 } from './request-target.ts';
-import { apiVersionOf, type ResourceType, resourceAt } from './resources.ts';
+import { resourceAt } from './resources.ts';
 import { answerReview } from './reviews.ts';
 import { type ScaleChange, scaleOf, writeScale } from './scale.ts';
-import {
-  type FieldSelector,
-  type LabelSelector,
-  parseFieldSelector,
-  parseLabelSelector,
-  SelectorError,
-} from './selectors.ts';
-import { type ClusterStore, type ListOptions, parseRv, type WriteOptions } from './store.ts';
-import { includeObjectParam, type TableOptions, tableRequested, toTable } from './table.ts';
-import { WatchStream } from './watch-stream.ts';
+import { getStored, selectors, serveList, serveWatch, tableOptions } from './serve-reads.ts';
+import type { WriteOptions } from './store.ts';
+import { toTable } from './table.ts';
 
 type Obj = Record<string, unknown>;
 
-/** Settings the HTTP layer needs from the cluster. */
-export interface ServerContext {
-  store: ClusterStore;
-  faults: FaultInjector;
-  maxBodyBytes: number;
-  bookmarkIntervalMs: number;
-  /** `host:port`, for `/api`'s serverAddressByClientCIDRs. */
-  address: () => string;
-  /** Open watches, for closing/dropping/expiring them. */
-  watches: Set<WatchStream>;
-  /** Most watches open at once; more are answered 429. */
-  maxWatches: number;
-  /** Bytes a watch may have waiting for a client that does not read (see WatchParams). */
-  maxWatchBufferBytes: number;
-  /** How long a watch's buffer may stay past maxWatchBufferBytes before it is dropped. */
-  slowWatchTimeoutMs: number;
-}
-
 const endpointsWarning =
   '299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"';
-
-interface Route {
-  r: ResourceType;
-  namespace: string | undefined;
-  name: string | undefined;
-  subresource: string | undefined;
-  watchPrefix: boolean;
-}
-
-/** Responses to indent (`pretty`, or a curl/browser User-Agent), as kube-apiserver does. */
-const prettyResponses = new WeakSet<ServerResponse>();
-
-function sendJson(
-  res: ServerResponse,
-  code: number,
-  body: unknown,
-  headers: Record<string, string | string[]> = {},
-): void {
-  const text = prettyResponses.has(res) ? JSON.stringify(body, null, 2) : JSON.stringify(body);
-  res.writeHead(code, {
-    'Content-Type': 'application/json',
-    'Cache-Control': 'no-cache, private',
-    'Content-Length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
-}
-
-function sendStatus(
-  res: ServerResponse,
-  err: StatusError,
-  headers: Record<string, string | string[]> = {},
-): void {
-  sendJson(res, err.code, err.status, { ...headers, ...err.headers });
-}
-
-/** How long the rest of a refused request body is read and dropped before the socket closes. */
-const LINGER_MS = 500;
-
-/**
- * Bounds the reading of a request body nobody will use (refused as too large, or the request
- * failed before reading it): it is drained for {@link LINGER_MS}, so the client reads the
- * answer, then the connection is destroyed instead of reading, perhaps forever, an endless
- * body. (Closing at once would make the client's TCP stack drop the answer on the reset.)
- */
-function lingerThenClose(req: IncomingMessage): void {
-  if (req.complete) return;
-  req.resume();
-  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
-  timer.unref();
-  req.once('end', () => clearTimeout(timer));
-  req.once('close', () => clearTimeout(timer));
-}
 
 /** Splits `/api/v1/...` or `/apis/g/v/...` into a route, or undefined if it is not a resource path. */
 function route(segments: string[]): Route | 'notfound' | undefined {
@@ -171,36 +98,6 @@ function route(segments: string[]): Route | 'notfound' | undefined {
   return { r, namespace: undefined, name: rest[1], subresource: rest[2], watchPrefix };
 }
 
-/** 429 for a watch past the cap, like API Priority and Fairness rejecting a request. */
-function tooManyWatches(max: number): StatusError {
-  return new StatusError(
-    failure(
-      429,
-      'TooManyRequests',
-      `too many open watches (the emulator serves at most ${max} at once): close watches you no longer read, or start the cluster with a larger maxWatches`,
-      { retryAfterSeconds: 1 },
-    ),
-    { 'Retry-After': '1' },
-  );
-}
-
-function selectors(
-  q: URLSearchParams,
-  r: ResourceType,
-): { label?: LabelSelector; field?: FieldSelector } {
-  try {
-    const out: { label?: LabelSelector; field?: FieldSelector } = {};
-    const ls = q.get('labelSelector');
-    if (ls) out.label = parseLabelSelector(ls);
-    const fs = q.get('fieldSelector');
-    if (fs) out.field = parseFieldSelector(fs, r);
-    return out;
-  } catch (err) {
-    if (err instanceof SelectorError) throw badRequest(err.message);
-    throw err;
-  }
-}
-
 function verbOf(method: string, route: Route, watch: boolean): Verb {
   if (method === 'GET') return watch ? 'watch' : route.name ? 'get' : 'list';
   if (method === 'POST') return 'create';
@@ -233,7 +130,7 @@ async function handle(
 ): Promise<void> {
   const { segments, path: p, query } = parseRequestTarget(req.url ?? '/');
   const method = req.method ?? 'GET';
-  if (prettyParam(query, req.headers['user-agent'])) prettyResponses.add(res);
+  if (prettyParam(query, req.headers['user-agent'])) answerPretty(res);
   // The request-deadline filter reads `timeout` of every request but watches (long-running).
   if (!(boolParam(query, 'watch') || segments.includes('watch'))) checkTimeoutParam(query);
 
@@ -376,7 +273,7 @@ async function serveResource(
   method: string,
   rt: Route,
   warnings: string[],
-  headers: () => Record<string, string | string[]>,
+  headers: () => Headers,
 ): Promise<void> {
   const { r, namespace, name, subresource } = rt;
   const watch = rt.watchPrefix || boolParam(q, 'watch') === true;
@@ -395,9 +292,9 @@ async function serveResource(
     return sendJson(res, 200, await scaleAnswer(ctx, req, q, method, rt, warnings), headers());
   }
   if (method === 'GET') {
-    if (watch) return startWatch(ctx, req, res, q, rt, headers);
+    if (watch) return serveWatch(ctx, req, res, q, rt, headers);
     if (name) return serveGet(ctx, req, res, q, rt, name, headers);
-    return list(ctx, req, res, q, rt, headers);
+    return serveList(ctx, req, res, q, rt, headers);
   }
   if (method === 'DELETE') return serveDelete(ctx, req, res, q, rt, headers);
   return serveWrite(ctx, req, res, q, method, rt, warnings, headers);
@@ -411,7 +308,7 @@ function serveGet(
   q: URLSearchParams,
   rt: Route,
   name: string,
-  headers: () => Record<string, string | string[]>,
+  headers: () => Headers,
 ): void {
   const { r, namespace } = rt;
   const stored = getStored(ctx.store, r, namespace, name);
@@ -445,7 +342,7 @@ async function serveWrite(
   method: string,
   rt: Route,
   warnings: string[],
-  headers: () => Record<string, string | string[]>,
+  headers: () => Headers,
 ): Promise<void> {
   const { r, namespace, name, subresource } = rt;
   const store = ctx.store;
@@ -513,7 +410,7 @@ async function serveDelete(
   res: ServerResponse,
   q: URLSearchParams,
   { r, namespace, name }: Route,
-  headers: () => Record<string, string | string[]>,
+  headers: () => Headers,
 ): Promise<void> {
   const store = ctx.store;
   const raw = await readBody(req, ctx.maxBodyBytes);
@@ -568,217 +465,4 @@ async function scaleAnswer(
       ? { put: decodeObjectBody(raw, type, 'Scale', ctx.maxBodyBytes) }
       : { patchType: type as PatchType, patch: decodeJson(raw, 'patch') };
   return writeScale(ctx.store, r, namespace, name!, change, opts);
-}
-
-function getStored(
-  store: ClusterStore,
-  r: ResourceType,
-  namespace: string | undefined,
-  name: string,
-): Obj {
-  const o = store.peek(r.name, namespace, name);
-  if (!o) store.get(r.name, namespace, name);
-  return o!;
-}
-
-/**
- * The int64 fields of ListOptions, which a list and a watch both decode (a bad `limit` fails a
- * watch too; an empty one is a bad one, as `strconv.ParseInt("")` fails).
- */
-function listInts(q: URLSearchParams): { limit?: number; timeoutSeconds?: number } {
-  const out: { limit?: number; timeoutSeconds?: number } = {};
-  for (const name of ['limit', 'timeoutSeconds'] as const) {
-    const v = int64Param(q, name);
-    if (v !== undefined) out[name] = v;
-  }
-  return out;
-}
-
-function listOptionsError(errs: ReturnType<typeof fieldErr.forbidden>[]): StatusError {
-  return invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', errs);
-}
-
-function list(
-  ctx: ServerContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  q: URLSearchParams,
-  rt: Route,
-  headers: () => Record<string, string | string[]>,
-): void {
-  const { r, namespace } = rt;
-  const sel = selectors(q, rt.r);
-  const opts: ListOptions = {};
-  if (sel.label) opts.labelSelector = sel.label;
-  if (sel.field) opts.fieldSelector = sel.field;
-  const { limit } = listInts(q);
-  if (limit !== undefined) opts.limit = limit;
-  const cont = q.get('continue');
-  if (cont) opts.continue = cont;
-  const rv = q.get('resourceVersion');
-  if (rv !== null) opts.resourceVersion = rv;
-  const match = q.get('resourceVersionMatch');
-  const errs = [];
-  if (match) {
-    if (!rv)
-      errs.push(
-        fieldErr.forbidden(
-          'resourceVersionMatch',
-          'resourceVersionMatch is forbidden unless resourceVersion is provided',
-        ),
-      );
-    if (cont)
-      errs.push(
-        fieldErr.forbidden(
-          'resourceVersionMatch',
-          'resourceVersionMatch is forbidden when continue is provided',
-        ),
-      );
-    if (match !== 'Exact' && match !== 'NotOlderThan')
-      errs.push(
-        fieldErr.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']),
-      );
-    if (match === 'Exact' && rv === '0')
-      errs.push(
-        fieldErr.forbidden(
-          'resourceVersionMatch',
-          'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
-        ),
-      );
-    opts.resourceVersionMatch = match;
-  }
-  if (q.get('sendInitialEvents') !== null)
-    errs.push(fieldErr.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
-  if (errs.length > 0) throw listOptionsError(errs);
-  if (cont && rv && rv !== '0') {
-    throw badRequest('specifying resource version is not allowed when using continue');
-  }
-  const result = ctx.store.listAt(r, namespace, opts);
-  const metadata: Obj = { resourceVersion: result.resourceVersion };
-  if (result.continue) metadata.continue = result.continue;
-  if (result.remainingItemCount !== undefined)
-    metadata.remainingItemCount = result.remainingItemCount;
-  const table = tableOptions(req, q, r, metadata);
-  sendJson(
-    res,
-    200,
-    table
-      ? toTable(r, result.items, table)
-      : {
-          kind: `${r.kind}List`,
-          apiVersion: ctx.store.withTypeMeta(r, {}).apiVersion,
-          metadata,
-          items: result.items,
-        },
-    headers(),
-  );
-}
-
-/** How to answer as a `Table`, or undefined when the client did not ask for one. */
-function tableOptions(
-  req: IncomingMessage,
-  q: URLSearchParams,
-  r: ResourceType,
-  listMeta: Obj,
-): TableOptions | undefined {
-  const version = tableRequested(req.headers.accept);
-  if (!version) return undefined;
-  return {
-    version,
-    includeObject: includeObjectParam(q),
-    listMeta,
-    columns: true,
-    apiVersion: apiVersionOf(r),
-  };
-}
-
-function startWatch(
-  ctx: ServerContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  q: URLSearchParams,
-  rt: Route,
-  headers: () => Record<string, string | string[]>,
-): void {
-  const { r, namespace, name } = rt;
-  const sel = selectors(q, r);
-  let field = sel.field;
-  if (name) field = parseFieldSelector(`metadata.name=${name}`, r);
-  const rv = q.get('resourceVersion') ?? '';
-  const match = q.get('resourceVersionMatch');
-  const sendInitial = boolParam(q, 'sendInitialEvents');
-  const allowBookmarks = boolParam(q, 'allowWatchBookmarks') === true;
-  const errs = [];
-  if (sendInitial !== undefined && match !== 'NotOlderThan') {
-    errs.push(
-      fieldErr.forbidden(
-        'resourceVersionMatch',
-        'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
-      ),
-    );
-  }
-  if (match) {
-    if (sendInitial === undefined)
-      errs.push(
-        fieldErr.forbidden(
-          'resourceVersionMatch',
-          'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
-        ),
-      );
-    if (match !== 'NotOlderThan')
-      errs.push(fieldErr.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
-  }
-  if (errs.length > 0) throw listOptionsError(errs);
-  let from: 'now' | 'initial' | number;
-  if (sendInitial === true) from = 'initial';
-  else if (rv === '' || rv === '0') from = sendInitial === false ? 'now' : 'initial';
-  else {
-    from = parseRv(rv);
-    const current = Number(ctx.store.resourceVersion());
-    // A real server waits up to 3 s for a future version, then answers this; the emulator
-    // answers at once. Starting the watch would silently skip the history up to `from`.
-    if (from > current) throw timeout(`Too large resource version: ${rv}, current: ${current}`, 1);
-  }
-  // 0 means the server's default, which for the emulator is no timeout; a negative value ends
-  // the watch at once, as its timer fires at once on a real server.
-  const ts = listInts(q).timeoutSeconds;
-  const timeoutSeconds = ts === undefined || ts === 0 ? undefined : ts;
-  const table = tableOptions(req, q, r, {});
-  let first = true;
-  const transform = table
-    ? (object: Obj) => {
-        // The column definitions come with the first event only, as from kube-apiserver.
-        const t = toTable(r, [object], { ...table, columns: first });
-        first = false;
-        return t;
-      }
-    : undefined;
-  if (ctx.watches.size >= ctx.maxWatches) throw tooManyWatches(ctx.maxWatches);
-  for (const [k, v] of Object.entries(headers())) res.setHeader(k, v);
-  const stream = new WatchStream(
-    res,
-    ctx.store,
-    r,
-    {
-      allowBookmarks,
-      bookmarkIntervalMs: ctx.bookmarkIntervalMs,
-      timeoutSeconds,
-      initialEventsEnd: sendInitial === true,
-      maxBufferBytes: ctx.maxWatchBufferBytes,
-      slowTimeoutMs: ctx.slowWatchTimeoutMs,
-      ...(transform ? { transform } : {}),
-    },
-    (w) => ctx.watches.delete(w),
-  );
-  ctx.watches.add(stream);
-  try {
-    stream.start(() =>
-      ctx.store.watch(r, namespace, sel.label, field, from, {
-        event: (type, object, ev) => stream.send(type, object, ev),
-        failed: (err) => stream.fail(toStatusError(err).status),
-      }),
-    );
-  } catch (err) {
-    stream.fail(toStatusError(err).status);
-  }
 }
