@@ -302,9 +302,11 @@ export class LambdaInvoker implements Invoker {
     try {
       payload = JSON.parse(text);
     } catch (err) {
+      // Named by its size only: the answer may hold object data, and errors reach logs and Events
+      // (the parser's own message quotes the text, so it is not kept either).
       throw new InvalidResultError(
         name,
-        [{ path: '', message: `is not JSON (${(err as Error).message}): ${text.slice(0, 80)}` }],
+        [{ path: '', message: `is not JSON (${text.length} bytes)` }],
         err,
       );
     }
@@ -378,21 +380,24 @@ export class LambdaInvoker implements Invoker {
   }
 }
 
-/** Lambda's error JSON, tolerating a runtime that wrote something else. */
+/**
+ * Lambda's error JSON, tolerating a runtime that wrote something else. Anything but its
+ * `errorMessage` (the function's own words) is named by its size only: it may hold object data.
+ */
 function functionErrorBody(text: string): {
   errorType: string;
   errorMessage: string;
   trace: string[];
 } {
+  const unreadable = `an error answer of ${text.length} bytes that is not Lambda's error JSON`;
   try {
     const body = JSON.parse(text) as Record<string, unknown>;
     return {
       errorType: typeof body['errorType'] === 'string' ? body['errorType'] : 'Unknown',
-      errorMessage:
-        typeof body['errorMessage'] === 'string' ? body['errorMessage'] : text.slice(0, 200),
+      errorMessage: typeof body['errorMessage'] === 'string' ? body['errorMessage'] : unreadable,
       trace: Array.isArray(body['trace']) ? body['trace'].map(String) : [],
     };
   } catch {
-    return { errorType: 'Unknown', errorMessage: text.slice(0, 200), trace: [] };
+    return { errorType: 'Unknown', errorMessage: unreadable, trace: [] };
   }
 }

@@ -1,4 +1,5 @@
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SyncEvent } from '../../lib/contract/event.ts';
 import { failedItemResult, type SyncResult } from '../../lib/contract/result.ts';
@@ -202,6 +203,34 @@ describe('LambdaInvoker against the local Lambda endpoint', () => {
     const err = await failure(invoker.invoke(event(['a'])));
     expect(err).toBeInstanceOf(InvalidResultError);
     expect(err.message).toContain('(root): must be a JSON object (got string)');
+  });
+
+  it.each([
+    ['a cut-off result', {}],
+    ['an error answer that is not JSON', { 'X-Amz-Function-Error': 'Unhandled' }],
+  ])('names %s by its size, never quoting it (it may hold object data)', async (_l, headers) => {
+    const leak = '{"results":[{"labels":{"token":"s3cr3t-value-0123456789"';
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', ...headers });
+      res.end(leak);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const invoker = new LambdaInvoker({
+        functionName: FN,
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'us-east-1',
+        credentials,
+      });
+      invokers.push(invoker);
+      const err = await failure(invoker.invoke(event(['a'])));
+      expect(err.message).toContain(`${leak.length} bytes`);
+      expect(JSON.stringify({ ...err, message: err.message })).not.toContain('s3cr3t');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('refuses to send an invalid event', async () => {
