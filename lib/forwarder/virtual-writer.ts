@@ -5,28 +5,34 @@
  *
  * The functions run outside the virtual cluster, so what they ask for is checked before it is
  * done: only the writes the sync needs are allowed (patching `metadata.labels`/`annotations` of
- * Endpoints, Secrets and ConfigMaps; creating Secrets and ConfigMaps). Anything else is refused
- * with a {@link VirtualWriteRefusedError}, never performed.
+ * the synced items and referenced objects; creating referenced objects, which imports are). The
+ * allowed resources come from the synced-resource table's roles. Anything else is refused with a
+ * {@link VirtualWriteRefusedError}, never performed.
  */
 import type { KubeClient } from '../kube/client.ts';
 import { AlreadyExistsError, ConflictError, isRetryable, NotFoundError } from '../kube/errors.ts';
 import type { JsonValue } from '../kube/object.ts';
-import { RESOURCES, type ResourceType } from '../kube/resources.ts';
+import { RESOURCES, type ResourceType, SYNCED_RESOURCES, type SyncRole } from '../model/index.ts';
 import type { VirtualWrite } from '../sync/types.ts';
 
-// Maps, not object literals: the resource name comes from the function's answer, and no
-// inherited key (`constructor`, `__proto__`) may look like an allowed resource.
-const PATCHABLE = new Map<string, ResourceType>([
-  ['endpoints', RESOURCES.endpoints],
-  ['endpointslices', RESOURCES.endpointSlices],
-  ['secrets', RESOURCES.secrets],
-  ['configmaps', RESOURCES.configMaps],
-]);
+/**
+ * The resources of the synced rows with one of `roles`, by plural. Maps, not object literals:
+ * the resource name comes from the function's answer, and no inherited key (`constructor`,
+ * `__proto__`) may look like an allowed resource.
+ */
+function resourcesWithRole(...roles: SyncRole[]): ReadonlyMap<string, ResourceType> {
+  return new Map(
+    SYNCED_RESOURCES.filter((row) => roles.includes(row.role)).map((row) => {
+      const resource: ResourceType = RESOURCES[row.resource];
+      return [resource.plural, resource];
+    }),
+  );
+}
 
-const CREATABLE = new Map<string, ResourceType>([
-  ['secrets', RESOURCES.secrets],
-  ['configmaps', RESOURCES.configMaps],
-]);
+/** Labels and annotations flow back to items and to referenced objects. */
+const PATCHABLE = resourcesWithRole('item', 'reference');
+/** Objects only on the host are imported as referenced objects. */
+const CREATABLE = resourcesWithRole('reference');
 
 /** A function asked for a virtual-side write the forwarder does not perform. */
 export class VirtualWriteRefusedError extends Error {
@@ -34,7 +40,7 @@ export class VirtualWriteRefusedError extends Error {
   readonly write: VirtualWrite;
   constructor(write: VirtualWrite, why: string) {
     super(
-      `refused virtual write ${write.verb} ${write.resource}: ${why}. The forwarder only patches labels/annotations of endpoints, secrets and configmaps and creates secrets and configmaps; check the function version.`,
+      `refused virtual write ${write.verb} ${write.resource}: ${why}. The forwarder only patches labels/annotations of ${[...PATCHABLE.keys()].join(', ')} and creates ${[...CREATABLE.keys()].join(', ')}; check the function version.`,
     );
     this.write = write;
   }

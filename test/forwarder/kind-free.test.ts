@@ -13,6 +13,7 @@ const FILES = [
   'watches.ts',
   'own-writes.ts',
   'reference-index.ts',
+  'virtual-writer.ts',
 ];
 
 /** The source without comments (block, line and TSDoc). */
