@@ -12,7 +12,7 @@
  *   companion index: a Service -> its same-name Endpoints and every slice labelled with its
  *   name), so an item created before its Service syncs when the Service appears;
  * - a virtual Secret/ConfigMap changes -> every item that may reference it (see
- *   `reference-index.ts`);
+ *   `reference-index.ts`); deleted, also its own key, for the function to delete its copy;
  * - a managed host copy changes -> the virtual key in its `object-namespace`/`object-name`
  *   annotations (`fromHost`; a deleted host copy is `toHost`, so it is recreated);
  * - every `resyncIntervalMs` -> every virtual key, plus the virtual key of every host copy whose
@@ -315,7 +315,7 @@ class ForwarderImpl implements Forwarder {
         onItem: (watch, object, deleted) => this.#onItem(watch, object, deleted),
         onHostCopy: (watch, object, deleted) => this.#onHostCopy(watch, object, deleted),
         onCompanion: (resource, object) => this.#onCompanion(resource, object),
-        onReferenced: (object) => this.#onReferenced(object),
+        onReferenced: (resource, object, deleted) => this.#onReferenced(resource, object, deleted),
       },
     );
   }
@@ -351,6 +351,7 @@ class ForwarderImpl implements Forwarder {
       const wasFinished = this.#progress.finished;
       this.#progress.done(r.key);
       this.#resyncResult(r.key, r.result.status);
+      this.#onReferenceResult(r.key, r.result);
       this.events.emit('result', r);
       if (!wasFinished && this.#progress.finished) this.#initialSyncDone();
     });
@@ -722,11 +723,35 @@ class ForwarderImpl implements Forwarder {
     }
   }
 
-  #onReferenced(object: KubeObject): void {
+  /**
+   * A virtual Secret/ConfigMap changed: the items that may reference it sync again. Deleted, its
+   * own key is sent too, for the function to delete the copy its reference patches made (only the
+   * shard owning its namespace sends it; the event carries the object as the cache holds it when
+   * sent, so one made again in between is not deleted).
+   */
+  #onReferenced(resource: string, object: KubeObject, deleted: boolean): void {
     if (!this.#intake) return;
-    for (const referrer of this.#refs.referrers(objectKeyString(keyOfObject(object)))) {
-      this.#enqueue(referrer, 'toHost', 'reference');
+    const key = keyOfObject(object);
+    this.#retriggerReferrers(objectKeyString(key), 'reference');
+    if (deleted)
+      this.#enqueue(resourceKeyString({ resource, ...key }), 'toHost', 'reference-deleted');
+  }
+
+  #retriggerReferrers(referenced: string, cause: string): void {
+    for (const referrer of this.#refs.referrers(referenced)) {
+      this.#enqueue(referrer, 'toHost', cause);
     }
+  }
+
+  /**
+   * The copy of a deleted Secret/ConfigMap was deleted: the items that may name it sync again,
+   * so that one made again while its key was in flight gets its copy back at once.
+   */
+  #onReferenceResult(key: string, result: DispatchedResult['result']): void {
+    const parsed = parseResourceKey(key);
+    if (!parsed || this.#watchOf.has(parsed.resource)) return;
+    if (!result.hostWrites.some((w) => w.verb === 'delete')) return;
+    this.#retriggerReferrers(objectKeyString(parsed), 'reference-copy-deleted');
   }
 
   #onHostCopy(watch: ItemWatch, object: KubeObject, deleted: boolean): void {

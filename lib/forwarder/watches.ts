@@ -61,7 +61,8 @@ export interface WatchHandlers {
   onItem(watch: ItemWatch, object: KubeObject, deleted: boolean): void;
   onHostCopy(watch: ItemWatch, object: KubeObject, deleted: boolean): void;
   onCompanion(resource: string, object: KubeObject): void;
-  onReferenced(object: KubeObject): void;
+  /** A virtual Secret/ConfigMap (of resource plural `resource`) changed or was deleted. */
+  onReferenced(resource: string, object: KubeObject, deleted: boolean): void;
 }
 
 /** Informer settings every informer shares (clock, logger, timeouts). */
@@ -173,7 +174,7 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
       case 'companion':
         return (object) => handlers.onCompanion(plural, object);
       case 'reference':
-        return (object) => handlers.onReferenced(object);
+        return (object, deleted) => handlers.onReferenced(plural, object, deleted);
     }
   };
   for (const spec of informerPlan(o.kinds, o.watchReferences)) {

@@ -23,7 +23,11 @@ import {
   type SyncResult,
 } from '../contract/index.ts';
 import { type KubeClient, KubeClient as KubeClientClass } from '../kube/index.ts';
-import type { ResultReasonCode, VirtualClusterIdentity } from '../model/index.ts';
+import {
+  type ResultReasonCode,
+  syncedByPlural,
+  type VirtualClusterIdentity,
+} from '../model/index.ts';
 import type { Evaluator } from '../patches/types.ts';
 import type { TenantEntry, TenantGate } from '../tenancy/index.ts';
 import {
@@ -267,6 +271,19 @@ async function syncEvent(
   return runItems(event.items, options.concurrency ?? DEFAULT_CONCURRENCY, async (item) => {
     if (!entry.resources.has(item.key.resource)) {
       const reason = `tenant ${entry.tenant} may not sync ${item.key.resource}; the platform operator sets its resources in the tenant registry`;
+      if (item.virtualObject === null && syncedByPlural(item.key.resource)?.role === 'reference') {
+        // The forwarder sends every deleted virtual Secret/ConfigMap, for its copy to be deleted;
+        // a tenant that may not sync the resource has no copy to delete, so nothing failed.
+        return invocation.record(item, {
+          id: item.id,
+          key: { namespace: item.key.namespace, name: item.key.name },
+          status: 'skipped',
+          reason: `${reason}; no copy of the deleted ${item.key.resource} is deleted`,
+          reasonCode: 'resource-not-allowed',
+          hostWrites: [],
+          virtualWrites: [],
+        });
+      }
       telemetry.refused('resource-not-allowed', { tenant: entry.tenant, reason });
       return invocation.record(item, failedItemResult(item, reason, 'resource-not-allowed', false));
     }

@@ -25,6 +25,7 @@ export const SKIP_CODES = [
   'service-has-selector',
   'service-label-missing',
   'mirrored-slice',
+  'referenced-only',
 ] as const;
 
 /** The plan or its writes failed. */

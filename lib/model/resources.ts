@@ -94,7 +94,8 @@ export type NameScheme = 'long' | 'short';
  * - `item`: each virtual object is synced on its own; the forwarder watches the resource and
  *   its managed host copies and sends every object as an event item;
  * - `reference`: an object is copied only when a reference patch names it; the forwarder watches
- *   the resource and sends its objects with the items that may reference them;
+ *   the resource and sends its objects with the items that may reference them, and the key of a
+ *   deleted one on its own, for its copy to be deleted;
  * - `companion`: only read by the rules of other kinds (a kind's companions say which), never
  *   sent as an item or a reference.
  */

@@ -5,6 +5,7 @@
  */
 import { resourceForKind } from '../config/resource-kind.ts';
 import {
+  apiVersionOf,
   getOwn,
   type HostWrite,
   IMPORT_CONTROLLER,
@@ -32,7 +33,7 @@ import {
 import type { PlanEnv } from './plan-input.ts';
 import { findObject, importMarkerOf, type ReferenceLookups, syncReferences } from './references.ts';
 import { controlledByOf, importFromHost } from './translate.ts';
-import type { ObjectKey } from './types.ts';
+import type { ObjectKey, Plan } from './types.ts';
 
 /** What the import marker of the virtual object `vref`, imported from `host`, claims. */
 function importClaim(vref: ObjectRef, host: ObjectKey, ctx: SyncContext): ImportClaim {
@@ -310,4 +311,102 @@ export function plannedImports(
     out.push({ virtual: vref, host: href, resource: row.plural, object });
   }
   return out;
+}
+
+/** What {@link planReferenceItem} is given: the item's key resolved on both sides. */
+export interface ReferenceItem {
+  ctx: SyncContext;
+  /** `Secret` or `ConfigMap`. */
+  kind: string;
+  key: ObjectKey;
+  virtual: KubeObject | null;
+  /** The host object at the copy's name, if any. */
+  host: KubeObject | null;
+  /** Whether `host` is this virtual cluster's copy of `key` ({@link managedState} with `of`). */
+  state: ReturnType<typeof managedState> | undefined;
+  /** `Secret default/db` and the host key of its copy, for reasons. */
+  what: string;
+  hostWhere: string;
+  /** Host objects read for the plan (the copy under its earlier short name, once named). */
+  lookups: ReferenceLookups;
+}
+
+/**
+ * The plan of a Secret or ConfigMap sent as an item of its own: the forwarder sends one when it
+ * sees the virtual object deleted. Such objects are copied only for the items whose reference
+ * patches name them (`planReferenceCopies`), never here. With the virtual object gone, its copy
+ * is deleted, as vcluster's Secrets and ConfigMaps syncers delete the host object of a deleted
+ * virtual one (`SyncToVirtual`): the copy at the object's host name and, in single-namespace
+ * mode, the copy an earlier version left under the short name (named in `draft.references` as
+ * `legacy-name`, so that the caller reads it). A host object there is deleted only when it is
+ * this virtual cluster's copy of exactly this virtual object ({@link managedState} with `of`:
+ * its managed-by label, its recorded object name and namespace, and its name the host name of
+ * that key), with its uid as precondition; anything else (a user's object, another virtual
+ * cluster's copy, the copy of another virtual object with the same host name) is left alone and
+ * the reason says why. With the virtual object present (it was made again since), nothing is
+ * written.
+ */
+export function planReferenceItem(
+  item: ReferenceItem,
+  draft: PlanDraft,
+): Pick<Plan, 'status' | 'reason' | 'reasonCode'> {
+  const { ctx, kind, key, what } = item;
+  if (item.virtual !== null) {
+    return {
+      status: 'skipped',
+      reasonCode: 'referenced-only',
+      reason: `${what} exists in the virtual cluster: it is copied to the host only for the objects whose reference patches name it`,
+    };
+  }
+  const row = resourceByKind(kind)!;
+  const vref: ObjectRef = { apiVersion: apiVersionOf(row), kind, ...key };
+  const found: { object: KubeObject; state: ReturnType<typeof managedState>; where: string }[] = [];
+  if (item.host && item.state) {
+    found.push({ object: item.host, state: item.state, where: item.hostWhere });
+  }
+  if (LEGACY_SHORT_NAMED_KINDS.has(kind) && !isMultiNamespace(ctx.config)) {
+    const legacy: ObjectRef = {
+      ...vref,
+      ...hostKeyOf(kind, key, ctx.identity, ctx.config, 'short'),
+    };
+    draft.references.push({
+      direction: 'toHost',
+      virtual: vref,
+      host: legacy,
+      status: 'legacy-name',
+    });
+    const old = findObject(item.lookups.host, kind, legacy);
+    if (old) {
+      found.push({
+        object: old,
+        state: managedState(old, kind, ctx, key),
+        where: objectKeyString(legacy),
+      });
+    }
+  }
+  const deleted: string[] = [];
+  const kept: string[] = [];
+  for (const { object, state, where } of found) {
+    if (state.managed) {
+      draft.hostWrites.push(
+        deleteWrite(row.plural, object, `${what} was deleted: delete its host copy ${where}`),
+      );
+      deleted.push(where);
+    } else {
+      kept.push(`host ${kind} ${where} is not its copy (${state.reason}); left alone`);
+    }
+  }
+  const missing = `${what} does not exist in the virtual cluster`;
+  if (deleted.length > 0) {
+    return {
+      status: 'write',
+      reasonCode: 'virtual-missing',
+      reason: [`${missing}; deleting its host copy ${deleted.join(' and ')}`, ...kept].join('; '),
+    };
+  }
+  return {
+    status: 'unchanged',
+    reasonCode: 'virtual-missing',
+    reason: [`${missing}; no host copy of ours exists`, ...kept].join('; '),
+  };
 }

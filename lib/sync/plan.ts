@@ -38,7 +38,7 @@ import {
   sectionOf,
   validatePlanInput,
 } from './plan-input.ts';
-import { planReferenceCopies } from './plan-references.ts';
+import { planReferenceCopies, planReferenceItem } from './plan-references.ts';
 import { type ReferenceLookups, syncReferences } from './references.ts';
 import { hostChanges } from './three-way.ts';
 import { appliedMetadataOf, controlledByOf, lastAppliedOf } from './translate.ts';
@@ -146,6 +146,16 @@ type Outcome = Pick<Plan, 'status' | 'reason' | 'reasonCode'>;
 
 function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcome {
   const target = resolveTarget(input);
+  if (target.syncKind.row.role === 'reference') {
+    const { ctx, kind, key, virtual, host, state, what, hostWhere } = target;
+    const lookups = input.references ?? { virtual: [], host: [] };
+    const outcome = planReferenceItem(
+      { ctx, kind, key, virtual, host, state, what, hostWhere, lookups },
+      draft,
+    );
+    assertOwnedWrites(draft, ctx);
+    return outcome;
+  }
   const skip = skipReason(input, target.syncKind, target.kind, target.section, target.ctx);
   if (skip) return planSkip(input, target, skip, draft);
   const { ctx, kind, key, hostKey, host, what } = target;

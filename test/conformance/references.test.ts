@@ -284,12 +284,54 @@ describe(`the lifecycle of a referenced Secret's copy (${source('pkg/controllers
     expect(s.pair.get('virtual', 'secrets', 'default', 'target')!['data']).toEqual({ k: 'dg==' });
   });
 
-  it('Remove unused secret / the virtual Secret deleted: the copy stays here, where vcluster deletes it (Sync, SyncToVirtual) [open]', () => {
+  /** The plan of the Secret `default/target` sent on its own, as the forwarder does once it is deleted. */
+  function planSecret(pair: ClusterPair) {
+    const input = pair.input(config(yaml), 'default', 'target', who);
+    return planSync(
+      {
+        ...input,
+        resource: 'secrets',
+        virtualObject: pair.get('virtual', 'secrets', 'default', 'target'),
+        hostObject: pair.get('host', 'secrets', 'vcluster-ns', COPY),
+      },
+      { evaluator },
+    );
+  }
+
+  it('the virtual Secret deleted: its copy is deleted (SyncToVirtual) [same]', () => {
+    // vcluster's Secrets syncer deletes the host object once the virtual one is gone, whether
+    // or not a synced object still names it; endpoint-sync does so when the forwarder sends the
+    // deleted Secret's key (test/forwarder covers that part).
     const s = synced();
+    const copy = s.pair.get('host', 'secrets', 'vcluster-ns', COPY)!;
     s.pair.virtual.delete('secrets/default/target');
+    const p = planSecret(s.pair);
+    expect(p).toMatchObject({ status: 'write', reasonCode: 'virtual-missing' });
+    expect(p.hostWrites).toEqual([
+      expect.objectContaining({
+        verb: 'delete',
+        resource: 'secrets',
+        namespace: 'vcluster-ns',
+        name: COPY,
+        preconditions: { uid: copy.metadata.uid },
+      }),
+    ]);
+    s.pair.apply(p);
+    expect(s.pair.get('host', 'secrets', 'vcluster-ns', COPY)).toBeNull();
+    // The Endpoints still names it, as in vcluster; its plan reports the Secret missing.
+    expect(s.plan().reason).toContain('referenced Secret default/target was not found');
+  });
+
+  it('Remove unused secret: the copy of a Secret no synced object names any more stays here, where vcluster deletes it (Sync) [open]', () => {
+    const s = synced();
+    const ep = structuredClone(s.pair.get('virtual', 'endpoints', 'default', 'db')!);
+    delete ep.metadata.annotations!['example.com/ref'];
+    s.pair.virtual.set('endpoints/default/db', ep);
     const p = s.plan();
     expect(p.hostWrites.filter((w) => w.resource === 'secrets')).toEqual([]);
     s.pair.apply(p);
     expect(s.pair.get('host', 'secrets', 'vcluster-ns', COPY)).not.toBeNull();
+    // Sent on its own (it exists), the Secret is not deleted either: only its deletion is.
+    expect(planSecret(s.pair)).toMatchObject({ status: 'skipped', reasonCode: 'referenced-only' });
   });
 });

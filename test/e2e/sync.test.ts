@@ -444,6 +444,29 @@ describe('reference patches', () => {
     // The virtual annotation keeps the virtual name.
     const v = await virtualEndpoints('p1');
     expect(v.metadata.annotations?.['example.com/tls-secret']).toBe('p1-tls');
+
+    // The virtual Secret deleted: so is its copy (the forwarder sends the Secret's own key), as
+    // vcluster's Secrets syncer does; the Endpoints copy keeps naming it, as there.
+    await stack.virtual.client.delete(RESOURCES.secrets, 'p1-tls', { namespace: NS });
+    await until('host Secret copy deleted', async () => {
+      const s = await getOrUndefined(stack.host.client, RESOURCES.secrets, copyName, HNS);
+      if (s) throw new Error(`host Secret ${HNS}/${copyName} still exists`);
+    });
+    await hostCopy(stack, 'p1', (h) => {
+      expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(copyName);
+    });
+    // Made again, it is copied again for the Endpoints that names it.
+    await createVirtual(stack, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'p1-tls', namespace: NS },
+      type: 'Opaque',
+      data,
+    });
+    await until('host Secret copied again', async () => {
+      const s = await getOrUndefined(stack.host.client, RESOURCES.secrets, copyName, HNS);
+      expect(s?.['data']).toEqual(data);
+    });
   });
 
   it('moves the copy an earlier version left under the short name, and only that one', async () => {

@@ -280,6 +280,67 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     expect(again.references?.[0]?.data).toEqual({ password: 'bmV3' });
   });
 
+  it('sends a deleted referenced Secret on its own, and re-triggers its referrers once its copy is deleted', async () => {
+    await clusters();
+    const vs = virtual.cluster.store;
+    vs.create('secrets', 'apps', { metadata: { name: 'db-credentials' }, data: { p: 'cA==' } });
+    vs.create('secrets', 'apps', { metadata: { name: 'unrelated' }, data: { p: 'cA==' } });
+    vs.create('services', 'apps', service('apps', 'db'));
+    vs.create(
+      'endpoints',
+      'apps',
+      endpoints('apps', 'db', '10.1.1.1', {
+        annotations: { 'example.com/credentials': 'db-credentials' },
+      }),
+    );
+    // The copy the function made for the reference (the in-test invoker does not make it).
+    const copyName = hostName('db-credentials', 'apps', 'vc1');
+    host.cluster.store.create('secrets', 'vc-host', {
+      metadata: { name: copyName, namespace: 'vc-host' },
+      data: { p: 'cA==' },
+    });
+    const invoker = new PlanInvoker(host.cluster);
+    const f = start(invoker);
+    const causes: string[] = [];
+    f.events.on('result', (r) => causes.push(`${r.key} ${r.trigger.cause}`));
+    await waitFor('synced', () => hostCopy('apps', 'db') !== undefined);
+    // A change is not a deletion: only the referrer is sent, never the Secret's own key.
+    vs.patch('secrets', 'apps', 'db-credentials', 'application/merge-patch+json', {
+      data: { p: 'cQ==' },
+    });
+    await waitFor('referrer re-sent', () =>
+      invoker
+        .items()
+        .some(
+          (i) =>
+            i.key.name === 'db' && JSON.stringify(i.references?.[0]?.['data']) === '{"p":"cQ=="}',
+        ),
+    );
+    expect(invoker.resourceKeysSent().filter((k) => k.startsWith('secrets/'))).toEqual([]);
+
+    vs.delete('secrets', 'apps', 'db-credentials');
+    await waitFor(
+      'copy deleted',
+      () => host.cluster.store.peek('secrets', 'vc-host', copyName) === undefined,
+    );
+    const sent = invoker.items().filter((i) => i.key.resource === 'secrets');
+    expect(sent.map((i) => [i.key.namespace, i.key.name, i.virtualObject, i.direction])).toEqual([
+      ['apps', 'db-credentials', null, 'toHost'],
+    ]);
+    // The delete event re-triggers the referrer, and so does the copy's deletion.
+    await waitFor('referrer re-triggered after the copy was deleted', () =>
+      causes.includes('endpoints/apps/db reference-copy-deleted'),
+    );
+    expect(await f.metrics.text()).toMatch(
+      /endpoint_sync_forwarder_results_total\{status="applied",reason_code="virtual-missing",resource="secrets"\} 1/,
+    );
+    // Another Secret deleted without a copy: sent, answered, nothing else happens.
+    vs.delete('secrets', 'apps', 'unrelated');
+    await waitFor('unrelated sent', () =>
+      invoker.resourceKeysSent().includes('secrets/apps/unrelated'),
+    );
+  });
+
   it('parks a key after its retry budget with a SyncError event, and retries it at resync', async () => {
     await clusters();
     const vs = virtual.cluster.store;

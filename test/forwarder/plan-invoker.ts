@@ -1,7 +1,8 @@
 /**
  * A small in-test {@link Invoker}: a trivial plan applied straight to the emulated host cluster's
  * store. It syncs an Endpoints when its Service exists (subsets copied, marker labels and
- * annotations set), deletes host copies whose virtual object is gone, and can be told to fail,
+ * annotations set), deletes host copies whose virtual object is gone (of Endpoints, and of a
+ * deleted Secret or ConfigMap sent on its own), and can be told to fail,
  * throttle, stall or return virtual writes, so the forwarder can be tested end to end without the
  * real functions.
  */
@@ -12,6 +13,10 @@ import type { KubeObject } from '../../lib/kube/object.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
 import { hostName } from '../../lib/naming/host-name.ts';
 import type { VirtualWrite } from '../../lib/sync/types.ts';
+
+const REFERENCE_PLURALS: ReadonlySet<string> = new Set(['secrets', 'configmaps']);
+
+type ItemResultBase = Pick<ItemResult, 'id' | 'key' | 'hostWrites' | 'virtualWrites'>;
 
 /** Thrown to simulate Lambda throttling (matched by name, like the real invoker's error). */
 export class InvocationThrottledError extends Error {
@@ -95,6 +100,27 @@ export class PlanInvoker implements Invoker {
     return this.events.flatMap((e) => e.items.map((i) => `${i.key.namespace}/${i.key.name}`));
   }
 
+  /**
+   * A Secret/ConfigMap sent on its own (deleted in the virtual cluster): its copy at the long host
+   * name is deleted when the object is gone, as the function does.
+   */
+  #planReference(event: SyncEvent, item: EventItem, base: ItemResultBase): ItemResult {
+    const vc = event.virtualCluster;
+    const name = hostName(item.key.name, item.key.namespace, vc.name);
+    const resource = item.key.resource;
+    if (item.virtualObject || !this.#host.store.peek(resource, vc.namespace, name)) {
+      return { ...base, status: 'unchanged', reason: 'nothing to delete', reasonCode: 'in-sync' };
+    }
+    this.#host.store.delete(resource, vc.namespace, name);
+    return {
+      ...base,
+      status: 'applied',
+      reason: 'copy deleted',
+      reasonCode: 'virtual-missing',
+      hostWrites: [{ verb: 'delete', resource, namespace: vc.namespace, name }],
+    };
+  }
+
   #plan(event: SyncEvent, item: EventItem): ItemResult {
     const key = `${item.key.namespace}/${item.key.name}`;
     const base = {
@@ -104,6 +130,7 @@ export class PlanInvoker implements Invoker {
       virtualWrites: [],
     };
     const service = item.companions?.find((c) => c.key.resource === 'services')?.object ?? null;
+    if (REFERENCE_PLURALS.has(item.key.resource)) return this.#planReference(event, item, base);
     if (item.key.resource !== 'endpoints') {
       // Only Endpoints are planned here; other kinds are answered, so their keys can be traced.
       return { ...base, status: 'unchanged', reason: 'not planned here', reasonCode: 'in-sync' };

@@ -122,14 +122,19 @@ async function changeAll(ip: string): Promise<void> {
   await waitFor(`every host copy at ${ip}`, () => keys().every((k) => hostIp(k) === ip), 10_000);
 }
 
-function replica(id: string, recording: Recording, client: KubeClient): Forwarder {
+function replica(
+  id: string,
+  recording: Recording,
+  client: KubeClient,
+  watchReferences = false,
+): Forwarder {
   const forwarder = createForwarder({
     virtual: client,
     host: host.client,
     invoker: recording.for(id),
     identity,
     kinds: ['endpoints'],
-    watchReferences: false,
+    watchReferences,
     batchSize: 5,
     batchWindowMs: 5,
     maxInFlight: 2,
@@ -232,6 +237,30 @@ describe('the forwarder as shards (emulated clusters, real clients, recorded inv
     unwatch();
     // No host copy went away on the way: no shard ever took a namespace it had not cached yet.
     expect(hostDeletes).toEqual([]);
+  });
+
+  it('a deleted Secret is sent by the shard owning its namespace only, though every shard caches it', async () => {
+    virtual = await clusterWithClient({ name: 'virtual', namespaces: ['default', ...NAMESPACES] });
+    host = await clusterWithClient({ name: 'host', namespaces: ['default', 'vc-host'] });
+    for (const ns of NAMESPACES) {
+      virtual.cluster.store.create('secrets', ns, { metadata: { name: 'creds' }, data: {} });
+    }
+    const recording = new Recording(new PlanInvoker(host.cluster));
+    const a = replica('a', recording, clientOf(virtual.cluster), true);
+    const b = replica('b', recording, clientOf(virtual.cluster), true);
+    await waitFor('a, b settled', settled([a, b], 2), 10_000);
+    await Promise.all([a.ready, b.ready]);
+    expect(a.stats().cached['virtual-secrets']).toBe(NAMESPACES.length);
+    expect(b.stats().cached['virtual-secrets']).toBe(NAMESPACES.length);
+    for (const ns of NAMESPACES) virtual.cluster.store.delete('secrets', ns, 'creds');
+    const sent = () => recording.log.flatMap((i) => i.keys.map((k) => `${k} ${i.replica}`));
+    await waitFor(
+      'every deleted Secret sent',
+      () => NAMESPACES.every((ns) => sent().some((s) => s.startsWith(`${ns}/creds `))),
+      10_000,
+    );
+    const ring = new ShardRing(['a', 'b']);
+    expect(sent().sort()).toEqual(NAMESPACES.map((ns) => `${ns}/creds ${ring.owner(ns)}`).sort());
   });
 
   it('refuses leader election and sharding together', async () => {

@@ -125,6 +125,44 @@ describe('sync function', () => {
     expect(again.results[0]).toMatchObject({ status: 'unchanged' });
   });
 
+  it('deletes the copy of a referenced Secret sent on its own once it is deleted, and only then', async () => {
+    stack = await startStack();
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
+      type: 'Opaque',
+      data: { password: 'cHc=' },
+    };
+    const referrer = item(
+      'a',
+      'db',
+      endpoints('db', { annotations: { 'example.com/secret': 'creds' } }),
+      { references: [secret] },
+    );
+    await stack.invoke(event([referrer]));
+    const copy = stack.cluster.store.get('secrets', HOST_NS, hostName('creds'));
+    // Still in the virtual cluster: nothing is written.
+    const present = (
+      await stack.invoke(event([item('b', 'creds', secret, { resource: 'secrets' })]))
+    ).results[0]!;
+    expect(present).toMatchObject({ status: 'skipped', reasonCode: 'referenced-only' });
+    expect(stack.cluster.store.get('secrets', HOST_NS, hostName('creds'))).toEqual(copy);
+    const gone = item('c', 'creds', null, { resource: 'secrets' });
+    const deleted = (await stack.invoke(event([gone]))).results[0]!;
+    expect(deleted).toMatchObject({ status: 'applied', reasonCode: 'virtual-missing' });
+    expect(deleted.hostWrites).toEqual([
+      { verb: 'delete', resource: 'secrets', namespace: HOST_NS, name: hostName('creds') },
+    ]);
+    expect(stack.cluster.store.peek('secrets', HOST_NS, hostName('creds'))).toBeUndefined();
+    expect(stack.cluster.store.get('endpoints', HOST_NS, hostName('db'))).toBeDefined();
+    expect((await stack.invoke(event([gone]))).results[0]).toMatchObject({
+      status: 'unchanged',
+      hostWrites: [],
+    });
+    expect(stack.handler.telemetry.stats().hostWrites).toBeGreaterThanOrEqual(3);
+  });
+
   it('reads the short name an earlier version gave a Secret copy and moves that copy', async () => {
     stack = await startStack();
     const secret = {

@@ -4,12 +4,14 @@
  * case runs the real handler (behind the local Lambda endpoint, with the real InvokeCommand)
  * over a tenant registry in the local S3, and checks that nothing was written.
  */
+
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registryTenants, singleTenant } from '../../lib/functions/index.ts';
+import { RESOURCES } from '../../lib/kube/index.ts';
 import type { ObjectStore } from '../../lib/local/objectstore.ts';
 import {
   generateSigningKey,
@@ -260,6 +262,63 @@ describe('signed events over a tenant registry', () => {
   it('refuses an item of a resource the tenant may not sync', async () => {
     const s = await registryStack({ [A.id]: entry(A, { resources: ['secrets'] }) });
     await expectRefused(s, sealed(one(), A.key), 'resource-not-allowed');
+  });
+
+  it('skips, without failing, the deleted Secret of a tenant that may not sync Secrets', async () => {
+    const s = await registryStack({ [A.id]: entry(A, { resources: ['endpoints'] }) });
+    const before = hostVersions(s.cluster);
+    const gone = item('a', 'creds', null, { resource: 'secrets' });
+    const result = await s.invoke(sealed(event([gone]), A.key));
+    expect(result.results[0]).toMatchObject({
+      status: 'skipped',
+      reasonCode: 'resource-not-allowed',
+      hostWrites: [],
+    });
+    expect(hostVersions(s.cluster)).toEqual(before);
+    // A Secret that exists is still refused: only the deletion of a copy it cannot have is skipped.
+    const present = item(
+      'b',
+      'creds',
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'creds', namespace: 'default' },
+      },
+      { resource: 'secrets' },
+    );
+    await expectRefused(s, sealed(event([present]), A.key), 'resource-not-allowed');
+  });
+
+  it("a tenant's deleted Secret never deletes another tenant's copy of a Secret of the same name", async () => {
+    const s = await registryStack();
+    // Tenant B's copy of its `default/creds`, in its own host namespace, and one B put in A's.
+    const bCopy = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: `creds-x-default-x-${B.id}`,
+        namespace: HOST_NS,
+        labels: { 'virtualcluster.loft.sh/managed-by': B.id },
+        annotations: {
+          'virtualcluster.loft.sh/object-name': 'creds',
+          'virtualcluster.loft.sh/object-namespace': 'default',
+        },
+      },
+      data: { k: Buffer.from(CANARY).toString('base64') },
+    };
+    await s.host.create(RESOURCES.secrets, bCopy);
+    // At the name A's copy would have, an object B marked as its own.
+    await s.host.create(RESOURCES.secrets, {
+      ...bCopy,
+      metadata: { ...bCopy.metadata, name: `creds-x-default-x-${VC}` },
+    });
+    const before = hostVersions(s.cluster);
+    const gone = item('a', 'creds', null, { resource: 'secrets' });
+    const r = (await s.invoke(sealed(event([gone]), A.key))).results[0]!;
+    expect(r).toMatchObject({ status: 'unchanged', reasonCode: 'virtual-missing', hostWrites: [] });
+    expect(r.reason).toContain(`managed by virtual cluster "${B.id}"`);
+    expect(r.reason).not.toContain(CANARY);
+    expect(hostVersions(s.cluster)).toEqual(before);
   });
 
   it("refuses a configuration that maps a virtual namespace into another tenant's host namespace", async () => {
