@@ -34,6 +34,11 @@ const PATCHABLE = resourcesWithRole('item', 'reference');
 /** Objects only on the host are imported as referenced objects. */
 const CREATABLE = resourcesWithRole('reference');
 
+/** The virtual-side writes the forwarder performs, by verb (its RBAC is derived from them). */
+export const VIRTUAL_WRITES: Readonly<
+  Record<'patch' | 'create', ReadonlyMap<string, ResourceType>>
+> = { patch: PATCHABLE, create: CREATABLE };
+
 /** A function asked for a virtual-side write the forwarder does not perform. */
 export class VirtualWriteRefusedError extends Error {
   override name = 'VirtualWriteRefusedError';

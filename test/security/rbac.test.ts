@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { VIRTUAL_WRITES } from '../../lib/forwarder/virtual-writer.ts';
 import { informerPlan, itemKindsOf } from '../../lib/forwarder/watches.ts';
 import { RESOURCES } from '../../lib/kube/resources.ts';
 import { TENANT_RESOURCES } from '../../lib/tenancy/tenant-entry.ts';
@@ -170,14 +171,6 @@ function sourceFiles(): string[] {
   ];
 }
 
-/** `RESOURCES.x` keys in the object literal `const NAME ... = { ... };` of `text`. */
-function tableKeys(text: string, name: string): string[] {
-  const start = text.indexOf(`const ${name}`);
-  if (start < 0) throw new Error(`table ${name} not found: update the RBAC test`);
-  const body = text.slice(start, text.indexOf('};', start));
-  return [...body.matchAll(/RESOURCES\.(\w+)/g)].map((m) => m[1]!);
-}
-
 /**
  * The forwarder's informers with every kind watched (its default), from the plan its informers
  * are built from (`watches.ts`): which cluster, which resource, whether in one namespace.
@@ -200,7 +193,6 @@ function permissionsUsed(): { used: Set<string>; unknown: string[] } {
     used.add(key(side, scope, r.group, r.plural, verb));
   };
   const found = informers();
-  const writer = readFileSync(join(root, 'lib/forwarder/virtual-writer.ts'), 'utf8');
   const callSite =
     /\b(?:this\.)?(?:#o\.|o\.)?#?client\s*\.\s*(\w+)\s*(?:<[^>(]*>)?\s*\(\s*([\w.#]+)/g;
   for (const file of sourceFiles()) {
@@ -228,7 +220,10 @@ function permissionsUsed(): { used: Set<string>; unknown: string[] } {
         // The Lease is the only object in the forwarder's own namespace.
         add('virtual', res[1] === 'leases' ? 'namespace' : 'cluster', res[1]!, verb);
       } else if (file.endsWith('virtual-writer.ts') && arg === 'resource') {
-        for (const k of tableKeys(writer, verb === 'patch' ? 'PATCHABLE' : 'CREATABLE')) {
+        if (verb !== 'patch' && verb !== 'create') throw new Error(`virtual writer ${verb}?`);
+        for (const type of VIRTUAL_WRITES[verb].values()) {
+          const k = Object.entries(RESOURCES).find(([, r]) => r === type)?.[0];
+          if (!k) throw new Error(`virtual writer resource ${type.plural}, not in RESOURCES`);
           add('virtual', 'cluster', k, verb);
         }
       } else if (file.endsWith('informer.ts') && arg === 'o.resource') {
