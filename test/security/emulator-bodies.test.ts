@@ -601,8 +601,10 @@ describe('strategic merge directives and patch sizes', () => {
     expect(cpuMs() - t).toBeLessThan(5000);
   });
 
-  it('a strategic patch with 200,000 finalizers merges in linear time', async () => {
-    const finalizers = Array.from({ length: 200_000 }, (_, i) => `f${i}`);
+  it('a strategic patch with 100,000 finalizers merges in linear time', {
+    timeout: 60_000,
+  }, async () => {
+    const finalizers = Array.from({ length: 100_000 }, (_, i) => `f${i}`);
     const t = cpuMs();
     const r = await call(
       c.url,
@@ -621,8 +623,9 @@ describe('strategic merge directives and patch sizes', () => {
     );
     expect(del.status).toBe(200);
     expect(del.body.metadata.finalizers ?? []).toEqual([]);
-    // Quadratic set merging took 100 s here; linear takes about 3 s of CPU, managed fields included.
-    expect(cpuMs() - t).toBeLessThan(8000);
+    // Quadratic set merging took 100 s at 200,000 (25 s at 100,000); linear takes about 2.5 s of
+    // CPU at 100,000 here, test client included: the bound leaves a slower machine room for 4x.
+    expect(cpuMs() - t).toBeLessThan(10_000);
   });
 
   it('a JSON patch of more than 10,000 operations is a 413, as on a real server', async () => {
