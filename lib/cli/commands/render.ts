@@ -11,7 +11,14 @@ import { createExpressionEngine } from '../../patches/expression/index.ts';
 import type { Direction, PatchReport } from '../../patches/types.ts';
 import { syncContext } from '../../sync/context.ts';
 import { copyFromHost } from '../../sync/copy.ts';
-import { kindOfResource, resourceByKind, resourceByPlural } from '../../sync/index.ts';
+import {
+  copyToHost,
+  hostKeyOf,
+  kindOfResource,
+  REFERENCE_RESOURCES,
+  resourceByKind,
+  resourceByPlural,
+} from '../../sync/index.ts';
 import { managedState } from '../../sync/managed.ts';
 import { planSync } from '../../sync/plan.ts';
 import { sectionOf } from '../../sync/plan-input.ts';
@@ -168,6 +175,9 @@ function renderToHost(
   const resource = resourceOf(virtual, config);
   const key = keyOf(virtual);
   virtual.metadata.namespace = key.namespace;
+  if (REFERENCE_RESOURCES.some((r) => r.plural === resource)) {
+    return renderReferenceCopy(virtual, resource, identity, config, evaluate);
+  }
   const plan = planSync(
     {
       identity,
@@ -189,6 +199,41 @@ function renderToHost(
     return { reports: plan.reports, failures };
   }
   return { object: created.object, reports: plan.reports, failures: [] };
+}
+
+/**
+ * The host copy of a Secret or ConfigMap. The sync makes one only for the objects whose reference
+ * patches name it (a plan of the object itself writes nothing), so it is built the way those
+ * plans build it: under the kind's host name, with its own section's patches (references they
+ * name are renamed, not followed).
+ */
+function renderReferenceCopy(
+  virtual: KubeObject,
+  resource: string,
+  identity: VirtualClusterIdentity,
+  config: SyncConfig,
+  evaluate: Parameters<typeof planSync>[1],
+): Rendered {
+  const kind = virtual.kind as string;
+  const key = keyOf(virtual);
+  const ctx = syncContext(identity, config);
+  const section = sectionOf(resource);
+  const copy = copyToHost(virtual, kind, hostKeyOf(kind, key, identity, config), null, {
+    ctx,
+    evaluator: evaluate.evaluator,
+    references: syncReferences(ctx, { virtual: [], host: [] }, key.namespace),
+    patches: section ? config.resources[section].patches : [],
+  });
+  const reports = copy.report ? [copy.report] : [];
+  const failures = patchFailures(copy.report);
+  return failures.length > 0 ? { reports, failures } : { object: copy.object, reports, failures };
+}
+
+/** One line per patch of `report` that failed. */
+function patchFailures(report: PatchReport | undefined): string[] {
+  return (report?.outcomes ?? []).flatMap((o) =>
+    o.status === 'failed' ? [`${o.configPath} at ${o.path}: ${o.error.message}`] : [],
+  );
 }
 
 function renderFromHost(
@@ -241,12 +286,7 @@ function renderFromHost(
     patches,
   });
   const reports = copy.report ? [copy.report] : [];
-  if (copy.report?.failed) {
-    const failures = copy.report.outcomes.flatMap((o) =>
-      o.status === 'failed' ? [`${o.configPath} at ${o.path}: ${o.error.message}`] : [],
-    );
-    return { reports, failures };
-  }
+  if (copy.report?.failed) return { reports, failures: patchFailures(copy.report) };
   // Without the virtual object only what flows back is known: labels and annotations.
   const { labels, annotations } = copy.object.metadata;
   const object: KubeObject = {
