@@ -8,8 +8,10 @@
  *   read any field);
  * - virtual companions (Services): identity and `spec.selector`, all that the kinds'
  *   skip rules read (the function gets this view among the item's `companions`);
- * - managed host copies: identity, labels and the `object-name`/`object-namespace` marker
- *   annotations, all the forwarder reads (the function reads the host copy itself).
+ * - managed host copies: identity and the `object-name`/`object-namespace` marker annotations,
+ *   all the forwarder reads (the function reads the host copy itself). Not their labels: the
+ *   host watch selects managed copies by label on the server, so a cached copy's labels (the
+ *   translated labels of its virtual object) would only cost memory.
  */
 import type { KubeObject, ObjectMeta } from '../kube/object.ts';
 
@@ -58,15 +60,14 @@ export function companionView(object: KubeObject): KubeObject {
 }
 
 /**
- * A managed host copy as the forwarder reads it: identity, labels and the two annotations that
- * name its virtual object (`<markerDomain>/object-name`, `<markerDomain>/object-namespace`).
+ * A managed host copy as the forwarder reads it: identity and the two annotations that name its
+ * virtual object (`<markerDomain>/object-name`, `<markerDomain>/object-namespace`).
  */
 export function hostCopyView(markerDomain: string): (object: KubeObject) => KubeObject {
   const kept = [`${markerDomain}/object-name`, `${markerDomain}/object-namespace`];
   return (object) => {
     const out = typeOf(object);
     const metadata = identity(object.metadata);
-    if (object.metadata.labels !== undefined) metadata.labels = object.metadata.labels;
     const annotations = object.metadata.annotations;
     if (annotations !== undefined) {
       metadata.annotations = {};

@@ -54,7 +54,7 @@ describe('cache trimming', () => {
     expect(endpointsSkipReason(key, companionView({ metadata: { name: 'db' } }))).toBeUndefined();
   });
 
-  it('hostCopyView keeps identity, labels and the marker annotations that name the virtual object', () => {
+  it('hostCopyView keeps identity and the marker annotations that name the virtual object, not labels', () => {
     const view = hostCopyView('vc.example.com')({
       apiVersion: 'v1',
       kind: 'Endpoints',
@@ -81,7 +81,6 @@ describe('cache trimming', () => {
         namespace: 'vc-host',
         uid: 'h1',
         resourceVersion: '42',
-        labels: { 'vc.example.com/managed-by': 'vc1' },
         annotations: {
           'vc.example.com/object-name': 'db',
           'vc.example.com/object-namespace': 'apps',
