@@ -47,46 +47,58 @@ export function referenceCandidates(object: KubeObject): ObjectKey[] {
   return out;
 }
 
-/** A reverse index: referenced key -> the keys of the objects that may reference it. */
+/**
+ * A reverse index: referenced key -> the keys of the objects that may reference it. It holds an
+ * entry per item, so singletons are kept lean: most referenced keys have one referrer (an item's
+ * own name, its Service) and an item's companion list one key, so a lone key is kept as the
+ * string itself, not in a Set or an array (at 10,000 items some 30,000 Sets and 10,000 arrays
+ * fewer).
+ */
 export class ReferenceIndex {
-  readonly #forward = new Map<string, string[]>();
-  readonly #reverse = new Map<string, Set<string>>();
+  readonly #forward = new Map<string, string | readonly string[]>();
+  readonly #reverse = new Map<string, string | Set<string>>();
 
   /** Replaces what `referrer` references with `referenced`. */
   set(referrer: string, referenced: readonly string[]): void {
     this.delete(referrer);
     if (referenced.length === 0) return;
-    this.#forward.set(referrer, [...referenced]);
+    this.#forward.set(referrer, referenced.length === 1 ? referenced[0]! : [...referenced]);
     for (const target of referenced) {
-      let set = this.#reverse.get(target);
-      if (!set) {
-        set = new Set();
-        this.#reverse.set(target, set);
-      }
-      set.add(referrer);
+      const present = this.#reverse.get(target);
+      if (present === undefined) this.#reverse.set(target, referrer);
+      else if (typeof present !== 'string') present.add(referrer);
+      else if (present !== referrer) this.#reverse.set(target, new Set([present, referrer]));
     }
   }
 
   /** Forgets `referrer` (its object was deleted). */
   delete(referrer: string): void {
     const old = this.#forward.get(referrer);
-    if (!old) return;
+    if (old === undefined) return;
     this.#forward.delete(referrer);
-    for (const target of old) {
-      const set = this.#reverse.get(target);
-      set?.delete(referrer);
-      if (set?.size === 0) this.#reverse.delete(target);
+    for (const target of typeof old === 'string' ? [old] : old) {
+      const present = this.#reverse.get(target);
+      if (present === referrer) {
+        this.#reverse.delete(target);
+      } else if (present !== undefined && typeof present !== 'string') {
+        present.delete(referrer);
+        if (present.size === 1) this.#reverse.set(target, present.values().next().value!);
+      }
     }
   }
 
   /** The referrers of `referenced`. */
   referrers(referenced: string): string[] {
-    return [...(this.#reverse.get(referenced) ?? [])];
+    const present = this.#reverse.get(referenced);
+    if (present === undefined) return [];
+    return typeof present === 'string' ? [present] : [...present];
   }
 
   /** What `referrer` references. */
   references(referrer: string): readonly string[] {
-    return this.#forward.get(referrer) ?? [];
+    const referenced = this.#forward.get(referrer);
+    if (referenced === undefined) return [];
+    return typeof referenced === 'string' ? [referenced] : referenced;
   }
 
   /** Referrers indexed. */
