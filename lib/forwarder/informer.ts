@@ -21,6 +21,7 @@ import { GoneError } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { WatchEvent } from '../kube/types.ts';
+import { keyOfObject, objectKeyString } from '../model/index.ts';
 import { type BackoffPolicy, backoffDelay } from './backoff.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
 
@@ -84,7 +85,7 @@ const DEFAULT_RESTART_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 30_000, jit
 
 /** The cache key of an object: `namespace/name` (`/name` when cluster-scoped). */
 export function objectKey(object: KubeObject): string {
-  return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+  return objectKeyString(keyOfObject(object));
 }
 
 /** See the module comment. */

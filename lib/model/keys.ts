@@ -20,7 +20,9 @@ export interface ResourceKey extends ObjectKey {
  * resources. Plurals and namespaces never contain `/`, so the first two slashes split it.
  */
 export function resourceKeyString(key: ResourceKey): string {
-  return `${key.resource}/${key.namespace}/${key.name}`;
+  // Joined, not concatenated: V8 keeps a concatenation of 13 characters or more as a rope of its
+  // parts (32 bytes a node, plus the parts), and the forwarder holds several keys per object.
+  return [key.resource, key.namespace, key.name].join('/');
 }
 
 /** The inverse of {@link resourceKeyString}; `undefined` when the string has no two slashes. */
@@ -42,7 +44,8 @@ export function keyOfObject(object: KubeObject): ObjectKey {
 
 /** `namespace/name`: the key of one resource's informer cache. */
 export function objectKeyString(key: ObjectKey): string {
-  return `${key.namespace}/${key.name}`;
+  // Joined for the reason given in resourceKeyString.
+  return [key.namespace, key.name].join('/');
 }
 
 /** The inverse of {@link objectKeyString} (a name without a namespace has an empty one). */
