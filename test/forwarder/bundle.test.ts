@@ -3,7 +3,7 @@
  * own: no node_modules beside it.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -46,5 +46,18 @@ describe('forwarder bundle', () => {
     );
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/endpoint-sync forward: /);
+
+    // Code the forwarder never runs stays out (its memory grows with the code it loads): the
+    // YAML parser, and the parts of undici the Kubernetes client does not use.
+    const code = await readFile(join(buildDir, 'forward.mjs'), 'utf8');
+    expect(code).toContain('Usage: endpoint-sync forward');
+    for (const absent of [
+      'Implicit map keys need to be followed by map values', // yaml
+      'sec-websocket-key', // undici's WebSocket
+      'SqliteCacheStore', // undici's cache stores
+      'MockAgent', // undici's mocks
+    ]) {
+      expect(code).not.toContain(absent);
+    }
   });
 });
