@@ -6,6 +6,7 @@
  *
  *   node scripts/build-forwarder.ts
  */
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
@@ -21,13 +22,31 @@ export const FORWARDER_BUNDLE = 'dist/forwarder/forward.mjs';
  *   (undici's entry point, CommonJS, cannot be trimmed and loads all of undici);
  * - `yaml` is marked free of side effects, so it is dropped: the forwarder reaches it only
  *   through the tenant registry's YAML parser, which it never calls (it reads its signing key
- *   as JSON).
+ *   as JSON);
+ * - @kubernetes/client-node's KubeConfig (`dist/config.js`) imports two names from the generated
+ *   client's barrel, which also loads every model class (their static type maps keep them in):
+ *   it gets the two modules that define them instead.
  */
+const KUBE_CONFIG_GEN = 'kube-config-gen';
+
 const trimForwarder: Plugin = {
   name: 'trim-forwarder',
   setup(b) {
     const undiciShim = fileURLToPath(new URL('./forwarder-undici.cjs', import.meta.url));
     b.onResolve({ filter: /^undici$/ }, () => ({ path: undiciShim }));
+    b.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
+      /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer)
+        ? { path: args.importer, namespace: KUBE_CONFIG_GEN }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: KUBE_CONFIG_GEN }, (args) => ({
+      contents: [
+        "export { createConfiguration } from './gen/configuration.js';",
+        "export { ServerConfiguration } from './gen/servers.js';",
+      ].join('\n'),
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }));
     b.onResolve({ filter: /^yaml$/ }, async (args) => {
       if (args.pluginData === trimForwarder) return undefined;
       const resolved = await b.resolve(args.path, {
