@@ -10,6 +10,7 @@
 
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
+import { kubeClientTrim } from '../scripts/kube-client-trim.ts';
 
 /** Function name -> entry point. */
 export const ENTRIES = { sync: 'functions/sync.ts' } as const;
@@ -65,6 +66,7 @@ export async function buildFunctions(
     external: RUNTIME_PROVIDED,
     metafile: true,
     logLevel: 'warning',
+    plugins: [kubeClientTrim],
     // A CommonJS bundle has no import.meta: the sources' `import.meta.url` becomes the bundle's
     // own file URL, and the planner finds its worker bundle by name beside it.
     banner: { js: 'var __bundleUrl=require("node:url").pathToFileURL(__filename).href;' },

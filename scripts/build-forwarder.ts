@@ -6,47 +6,21 @@
  *
  *   node scripts/build-forwarder.ts
  */
-import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { kubeClientTrim } from './kube-client-trim.ts';
 
 /** Where the bundle is written. */
 export const FORWARDER_BUNDLE = 'dist/forwarder/forward.mjs';
 
 /**
- * Keeps code the forwarder never runs out of the bundle. Its memory grows with the code it loads
- * (about 10 MB of RSS per MB of bundle on Node 22, measured: the parsed source, its metadata,
- * the compiler's buffers), so this matters at every size:
- *
- * - `undici` resolves to scripts/forwarder-undici.cjs, the three names the Kubernetes client uses
- *   (undici's entry point, CommonJS, cannot be trimmed and loads all of undici);
- * - `yaml` is marked free of side effects, so it is dropped: the forwarder reaches it only
- *   through the tenant registry's YAML parser, which it never calls (it reads its signing key
- *   as JSON);
- * - @kubernetes/client-node's KubeConfig (`dist/config.js`) imports two names from the generated
- *   client's barrel, which also loads every model class (their static type maps keep them in):
- *   it gets the two modules that define them instead.
+ * Keeps code the forwarder never runs out of the bundle, besides {@link kubeClientTrim}: `yaml`
+ * is marked free of side effects, so it is dropped. The forwarder reaches it only through the
+ * tenant registry's YAML parser, which it never calls (it reads its signing key as JSON).
  */
-const KUBE_CONFIG_GEN = 'kube-config-gen';
-
 const trimForwarder: Plugin = {
   name: 'trim-forwarder',
   setup(b) {
-    const undiciShim = fileURLToPath(new URL('./forwarder-undici.cjs', import.meta.url));
-    b.onResolve({ filter: /^undici$/ }, () => ({ path: undiciShim }));
-    b.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
-      /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer)
-        ? { path: args.importer, namespace: KUBE_CONFIG_GEN }
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: KUBE_CONFIG_GEN }, (args) => ({
-      contents: [
-        "export { createConfiguration } from './gen/configuration.js';",
-        "export { ServerConfiguration } from './gen/servers.js';",
-      ].join('\n'),
-      resolveDir: dirname(args.path),
-      loader: 'js',
-    }));
     b.onResolve({ filter: /^yaml$/ }, async (args) => {
       if (args.pluginData === trimForwarder) return undefined;
       const resolved = await b.resolve(args.path, {
@@ -83,7 +57,7 @@ export async function buildForwarder(
     // undici's switch for bundles: its experimental Milo parser (two WebAssembly builds, never
     // loaded unless UNDICI_USE_MILO is set) stays out of the bundle and of the heap.
     define: { esbuildDetection: 'true' },
-    plugins: [trimForwarder],
+    plugins: [kubeClientTrim, trimForwarder],
     metafile: true,
     logLevel: 'warning',
   });

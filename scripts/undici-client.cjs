@@ -1,5 +1,5 @@
 /**
- * What the forwarder bundle gets for `import ... from 'undici'` (scripts/build-forwarder.ts): the
+ * What a bundle gets for `import ... from 'undici'` (scripts/kube-client-trim.ts): the
  * three names @kubernetes/client-node's transport uses (`Agent` and `ProxyAgent` in its
  * KubeConfig, `fetch` in its HTTP library), taken from the modules that define them. undici's
  * own entry point is CommonJS, which a bundler cannot trim, and loads everything it exports
