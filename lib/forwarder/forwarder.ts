@@ -375,15 +375,9 @@ class ForwarderImpl implements Forwarder {
     const shards = new Shards({
       client: this.#o.virtual,
       namespace: sharding.namespace,
-      prefix: sharding.prefix ?? `endpoint-sync-forwarder-${this.#o.identity.name}`,
-      identity: sharding.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`,
-      ...(sharding.leaseDurationMs === undefined
-        ? {}
-        : { leaseDurationMs: sharding.leaseDurationMs }),
-      ...(sharding.renewDeadlineMs === undefined
-        ? {}
-        : { renewDeadlineMs: sharding.renewDeadlineMs }),
-      ...(sharding.retryPeriodMs === undefined ? {} : { retryPeriodMs: sharding.retryPeriodMs }),
+      prefix: sharding.prefix ?? this.#leaseName(),
+      identity: sharding.identity ?? replicaIdentity(),
+      ...timingOf(sharding),
       inFlight: () => this.#inFlightNamespaces(),
       prepare: () => this.#cacheShard(),
       clock: this.#clock,
@@ -427,21 +421,20 @@ class ForwarderImpl implements Forwarder {
     return !this.#shards || this.#shards.owns(parseResourceKey(key)?.namespace ?? '');
   }
 
+  /** The Lease of leader election, or the prefix of the shards' member Leases, by default. */
+  #leaseName(): string {
+    return `endpoint-sync-forwarder-${this.#o.identity.name}`;
+  }
+
   #createElector(): LeaderElector | undefined {
     const election = this.#o.leaderElection;
     if (!election) return undefined;
     return new LeaderElector({
       client: this.#o.virtual,
       namespace: election.namespace,
-      name: election.name ?? `endpoint-sync-forwarder-${this.#o.identity.name}`,
-      identity: election.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`,
-      ...(election.leaseDurationMs === undefined
-        ? {}
-        : { leaseDurationMs: election.leaseDurationMs }),
-      ...(election.renewDeadlineMs === undefined
-        ? {}
-        : { renewDeadlineMs: election.renewDeadlineMs }),
-      ...(election.retryPeriodMs === undefined ? {} : { retryPeriodMs: election.retryPeriodMs }),
+      name: election.name ?? this.#leaseName(),
+      identity: election.identity ?? replicaIdentity(),
+      ...timingOf(election),
       clock: this.#clock,
       logger: this.#logger,
       onStartedLeading: () => {
@@ -826,6 +819,20 @@ class ForwarderImpl implements Forwarder {
     if (this.#shards && !this.#shards.state().live) return;
     this.#resolveReady();
   }
+}
+
+/** A replica's identity when none is given: its host name and a random suffix. */
+function replicaIdentity(): string {
+  return `${hostname()}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The Lease timings `settings` gives; those it leaves out keep their defaults. */
+function timingOf(settings: Partial<LeaderElectionTiming>): Partial<LeaderElectionTiming> {
+  const timing: Partial<LeaderElectionTiming> = {};
+  if (settings.leaseDurationMs !== undefined) timing.leaseDurationMs = settings.leaseDurationMs;
+  if (settings.renewDeadlineMs !== undefined) timing.renewDeadlineMs = settings.renewDeadlineMs;
+  if (settings.retryPeriodMs !== undefined) timing.retryPeriodMs = settings.retryPeriodMs;
+  return timing;
 }
 
 /** Whether the item key `key` is in a namespace `where` accepts (every key without `where`). */
