@@ -20,6 +20,7 @@ import {
   endpoints,
   identity,
   manualService,
+  SECRET_REFERENCE,
   secret,
 } from '../sync/fixtures.ts';
 
@@ -30,14 +31,7 @@ beforeAll(async () => {
 
 const KEY = randomBytes(32).toString('base64');
 const vc: VirtualClusterIdentity = { ...identity, markerKey: KEY };
-const REF = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations["db-secret"]
-          reference: {apiVersion: v1, kind: Secret}
-`;
+const REF = SECRET_REFERENCE;
 const HOST = 'endpoints/vc-host/db-x-default-x-vc';
 /** The virtual cluster's own kubeconfig Secret on the host: what a forged import aims at. */
 const KUBECONFIG = 'vc-vc';

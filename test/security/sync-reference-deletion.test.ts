@@ -20,6 +20,7 @@ import {
   endpoints,
   identity,
   manualService,
+  SECRET_REFERENCE,
   secret,
 } from '../sync/fixtures.ts';
 
@@ -28,14 +29,7 @@ beforeAll(async () => {
   evaluator = await createExpressionEngine();
 });
 
-const REF = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations["db-secret"]
-          reference: {apiVersion: v1, kind: Secret}
-`;
+const REF = SECRET_REFERENCE;
 const COPY = hostName('creds', 'default', 'vc');
 const LEGACY = shortName('creds', 'default', 'vc');
 

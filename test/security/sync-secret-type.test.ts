@@ -12,7 +12,14 @@ import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { Plan } from '../../lib/sync/types.ts';
-import { ClusterPair, config, endpoints, manualService, secret } from '../sync/fixtures.ts';
+import {
+  ClusterPair,
+  config,
+  endpoints,
+  manualService,
+  SECRET_REFERENCE,
+  secret,
+} from '../sync/fixtures.ts';
 
 let evaluator: Evaluator;
 beforeAll(async () => {
@@ -21,14 +28,7 @@ beforeAll(async () => {
 
 const TOKEN = 'kubernetes.io/service-account-token';
 
-const REF = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations["db-secret"]
-          reference: {apiVersion: v1, kind: Secret}
-`;
+const REF = SECRET_REFERENCE;
 
 /** Secrets patches a tenant's configuration may carry, aimed at the copy's type. */
 const SECRET_PATCHES: Record<string, string> = {

@@ -23,6 +23,19 @@ export const identity: VirtualClusterIdentity = {
   markerDomain: DOMAIN,
 };
 
+/**
+ * A configuration whose Endpoints name a Secret in their `db-secret` annotation (a reference
+ * patch); tests append sections to it.
+ */
+export const SECRET_REFERENCE = `
+sync:
+  toHost:
+    endpoints:
+      patches:
+        - path: metadata.annotations["db-secret"]
+          reference: {apiVersion: v1, kind: Secret}
+`;
+
 /** A configuration loaded from YAML text by the real loader; fails the test on errors. */
 export function config(yaml = ''): SyncConfig {
   const result = parseConfig(yaml, 'test.yaml');

@@ -16,6 +16,7 @@ import {
   endpoints,
   identity,
   manualService,
+  SECRET_REFERENCE,
   secret,
 } from './fixtures.ts';
 
@@ -24,14 +25,7 @@ beforeAll(async () => {
   evaluator = await createExpressionEngine();
 });
 
-const REF = `
-sync:
-  toHost:
-    endpoints:
-      patches:
-        - path: metadata.annotations["db-secret"]
-          reference: {apiVersion: v1, kind: Secret}
-`;
+const REF = SECRET_REFERENCE;
 const HOST = 'endpoints/vc-host/db-x-default-x-vc';
 /** Where the copy of the virtual Secret `default/creds` lives: vcluster's long name. */
 const COPY = hostName('creds', 'default', 'vc');
