@@ -28,16 +28,22 @@ import {
   status,
 } from './scripted-server.ts';
 
+/** A scripted server and a client of it that sends each request once, on a fake clock. */
+async function scriptedClient(): Promise<{ server: ScriptedServer; client: KubeClient }> {
+  const server = await startScriptedServer();
+  const client = createKubeClient(kubeConfigFromString(server.kubeconfig), {
+    clock: fakeClock(),
+    qps: Number.POSITIVE_INFINITY,
+    retry: { maxAttempts: 1 },
+  });
+  return { server, client };
+}
+
 describe('typed errors over HTTP, one per status', () => {
   let server: ScriptedServer;
   let client: KubeClient;
   beforeAll(async () => {
-    server = await startScriptedServer();
-    client = createKubeClient(kubeConfigFromString(server.kubeconfig), {
-      clock: fakeClock(),
-      qps: Number.POSITIVE_INFINITY,
-      retry: { maxAttempts: 1 },
-    });
+    ({ server, client } = await scriptedClient());
   });
   afterAll(async () => {
     await client.close();
@@ -226,12 +232,7 @@ describe('a broken watch stream', () => {
   let server: ScriptedServer;
   let client: KubeClient;
   beforeAll(async () => {
-    server = await startScriptedServer();
-    client = createKubeClient(kubeConfigFromString(server.kubeconfig), {
-      clock: fakeClock(),
-      qps: Number.POSITIVE_INFINITY,
-      retry: { maxAttempts: 1 },
-    });
+    ({ server, client } = await scriptedClient());
   });
   afterAll(async () => {
     await client.close();
@@ -293,12 +294,7 @@ describe('an answer that is not JSON', () => {
   let server: ScriptedServer;
   let client: KubeClient;
   beforeAll(async () => {
-    server = await startScriptedServer();
-    client = createKubeClient(kubeConfigFromString(server.kubeconfig), {
-      clock: fakeClock(),
-      qps: Number.POSITIVE_INFINITY,
-      retry: { maxAttempts: 1 },
-    });
+    ({ server, client } = await scriptedClient());
   });
   afterAll(async () => {
     await client.close();
