@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  credsSecret,
   endpoints,
   event,
   HOST_NS,
@@ -28,13 +29,7 @@ function ipOf(stack: Stack, name: string): string | undefined {
   return copy?.subsets?.[0]?.addresses?.[0]?.ip;
 }
 
-const secret = {
-  apiVersion: 'v1',
-  kind: 'Secret',
-  metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
-  type: 'Opaque',
-  data: { password: 'cHc=' },
-};
+const secret = credsSecret();
 
 describe('sync function under host API faults', () => {
   it('conflicts on every update: re-plans a bounded number of times, then retryable; a retry converges', async () => {

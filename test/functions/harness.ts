@@ -175,6 +175,17 @@ export function service(name: string, namespace = 'default'): KubeObject {
   } as KubeObject;
 }
 
+/** The virtual Secret `default/creds` that BASIC_CONFIG's `example.com/secret` reference names. */
+export function credsSecret(): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
+    type: 'Opaque',
+    data: { password: 'cHc=' },
+  } as KubeObject;
+}
+
 /** An event item syncing `virtualObject` (or its deletion when null). */
 export function item(
   id: string,

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RESOURCES } from '../../lib/kube/index.ts';
 import { shortName } from '../../lib/naming/index.ts';
 import {
+  credsSecret,
   endpoints,
   event,
   HOST_NS,
@@ -95,13 +96,7 @@ describe('sync function', () => {
 
   it('copies a referenced Secret before the Endpoints and reads host references back', async () => {
     stack = await startStack();
-    const secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
-      type: 'Opaque',
-      data: { password: 'cHc=' },
-    };
+    const secret = credsSecret();
     const it1 = item(
       'a',
       'db',
@@ -127,13 +122,7 @@ describe('sync function', () => {
 
   it('deletes the copy of a referenced Secret sent on its own once it is deleted, and only then', async () => {
     stack = await startStack();
-    const secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
-      type: 'Opaque',
-      data: { password: 'cHc=' },
-    };
+    const secret = credsSecret();
     const referrer = item(
       'a',
       'db',
@@ -165,13 +154,7 @@ describe('sync function', () => {
 
   it('reads the short name an earlier version gave a Secret copy and moves that copy', async () => {
     stack = await startStack();
-    const secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'creds', namespace: 'default', uid: 'secret-uid' },
-      type: 'Opaque',
-      data: { password: 'cHc=' },
-    };
+    const secret = credsSecret();
     const short = shortName('creds', 'default', VC);
     const marked = {
       labels: { 'virtualcluster.loft.sh/managed-by': VC },
