@@ -50,6 +50,11 @@ export interface EventItem {
   references?: KubeObject[];
   /** When the forwarder first queued this key (ms since the epoch). */
   enqueuedAt?: number;
+  /**
+   * `unseen`: the forwarder's host-copy watch holds no copy of this key (in the virtual cluster's
+   * own host namespace). A hint the function may act on only by creating (see host-apply.ts).
+   */
+  hostCopy?: 'unseen';
 }
 
 /** Event v2 (forwarder -> functions). */

@@ -21,6 +21,11 @@ export interface EventSources {
   get(key: ResourceKey): KubeObject | undefined;
   /** The virtual objects the item with this queue key may reference (present ones only). */
   references(key: string): KubeObject[];
+  /**
+   * Whether the host-copy watch (synced) holds no copy of the item with this queue key and no
+   * write of it awaits its echo: the item then says `hostCopy: 'unseen'`.
+   */
+  hostCopyUnseen?(key: string): boolean;
 }
 
 /**
@@ -75,6 +80,9 @@ export function buildEvent(
       enqueuedAt: item.trigger.enqueuedAt,
     };
     if (references.length > 0) out.references = references;
+    // Only a toHost item of an existing object can be created; the function reads for any other.
+    if (virtualObject && item.trigger.direction === 'toHost' && sources.hostCopyUnseen?.(item.key))
+      out.hostCopy = 'unseen';
     return out;
   });
   return {

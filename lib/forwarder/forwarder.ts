@@ -325,6 +325,7 @@ class ForwarderImpl implements Forwarder {
     const sources: EventSources = {
       get: (key) => this.#watches.get(key),
       references: (key) => this.#referencesOf(key),
+      hostCopyUnseen: (key) => this.#hostCopyUnseen(key),
     };
     const dispatcher = new Dispatcher({
       queue: this.#queue,
@@ -763,6 +764,16 @@ class ForwarderImpl implements Forwarder {
       return;
     }
     this.#enqueue(key, 'fromHost', 'host', true);
+  }
+
+  /**
+   * Whether the item `key` has no host copy as far as this forwarder knows: its kind's host-copy
+   * informer has synced, holds none for it, and no write of it awaits its echo.
+   */
+  #hostCopyUnseen(key: string): boolean {
+    const watch = this.#watchOf.get(parseResourceKey(key)?.resource ?? '');
+    if (watch === undefined || !watch.host.hasSynced()) return false;
+    return !this.#hostByVirtual.has(key) && !this.#ownWrites.awaits(key);
   }
 
   /** The resourceVersion of the cached host copy of the item `key`, if any. */

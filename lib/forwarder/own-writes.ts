@@ -47,6 +47,11 @@ export class OwnWrites {
     return true;
   }
 
+  /** Whether a write of `key` awaits its echo (its host copy exists, even if not seen yet). */
+  awaits(key: string): boolean {
+    return this.#versions.has(key);
+  }
+
   /** Drops what is known about `key` (its host copy was deleted). */
   forget(key: string): void {
     this.#versions.delete(key);

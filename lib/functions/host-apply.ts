@@ -173,7 +173,7 @@ async function planAndWrite(
   for (let round = 1; round <= maxRounds; round++) {
     let plan: Plan;
     try {
-      plan = await readAndPlan(item, resource, hostKey, env, planOne);
+      plan = await readAndPlan(item, resource, hostKey, env, planOne, round === 1);
     } catch (err) {
       return progress.finish(hostFailure(err, 'read', env, written));
     }
@@ -280,19 +280,69 @@ function companionsOf(item: EventItem): Record<string, KubeObject | null> {
   return out;
 }
 
-/** Reads the host copy and the host objects the plan's references name, then plans. */
+/**
+ * Whether the item's first round may plan without reading the host copy: the forwarder's watch of
+ * the virtual cluster's own host namespace saw no copy of it (`hostCopy: 'unseen'`), and the copy
+ * belongs in that namespace. The forwarder is not trusted with this: the plan made on it is only
+ * carried out when it creates the copy, and a create never overwrites (the API server answers
+ * AlreadyExists, which re-reads and re-plans like any lost race). Any other plan is made again
+ * from a read. An initial sync thus costs one request per object instead of two.
+ */
+function mayAssumeNoCopy(item: EventItem, hostKey: ObjectKey, env: ItemSyncEnv): boolean {
+  return (
+    item.hostCopy === 'unseen' &&
+    item.direction === 'toHost' &&
+    item.virtualObject !== null &&
+    hostKey.namespace === env.identity.hostNamespace
+  );
+}
+
+/** Whether the plan's first write of `resource` creates the copy at `hostKey`. */
+function createsCopy(plan: Plan, resource: string, hostKey: ObjectKey): boolean {
+  if (plan.status !== 'write') return false;
+  const write = plan.hostWrites.find((w) => w.resource === resource);
+  if (write?.verb !== 'create') return false;
+  const { namespace, name } = write.object.metadata;
+  return namespace === hostKey.namespace && name === hostKey.name;
+}
+
+/**
+ * Reads the host copy and the host objects the plan's references name, then plans. In an item's
+ * first round (`firstRound`), a copy the forwarder has not seen is not read (see
+ * {@link mayAssumeNoCopy}).
+ */
 async function readAndPlan(
   item: EventItem,
   resource: string,
   hostKey: ObjectKey,
   env: ItemSyncEnv,
   planOne: (input: PlanInput) => Promise<Plan>,
+  firstRound = false,
 ): Promise<Plan> {
+  const hostRefs = new Map<string, KubeObject | null>();
+  if (firstRound && mayAssumeNoCopy(item, hostKey, env)) {
+    const plan = await planWithReferences(item, resource, env, planOne, null, hostRefs);
+    if (createsCopy(plan, resource, hostKey)) return plan;
+  }
   // A namespace the plan will refuse (another tenant's or virtual namespace's) is not even read.
   const hostObject = ownsHostNamespace(hostKey.namespace, env.identity, env.config)
     ? await getOrNull(env.client, resource, hostKey)
     : null;
-  const hostRefs = new Map<string, KubeObject | null>();
+  return planWithReferences(item, resource, env, planOne, hostObject, hostRefs);
+}
+
+/**
+ * Plans against `hostObject`, reading the host objects the plan's reference patches name (into
+ * `hostRefs`, kept across calls) and planning again until it names no unread one.
+ */
+async function planWithReferences(
+  item: EventItem,
+  resource: string,
+  env: ItemSyncEnv,
+  planOne: (input: PlanInput) => Promise<Plan>,
+  hostObject: KubeObject | null,
+  hostRefs: Map<string, KubeObject | null>,
+): Promise<Plan> {
   let plan: Plan | undefined;
   for (let i = 0; i < MAX_REFERENCE_READS; i++) {
     plan = await planOne({

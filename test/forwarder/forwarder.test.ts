@@ -122,6 +122,16 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
       resource: 'services',
     });
     expect(typeof event.items[0]!.enqueuedAt).toBe('number');
+    // No host copy existed at the initial sync: the function may create without reading. The
+    // update and the delete concern a copy the forwarder knows of: no hint.
+    const items = invoker.events.flatMap((e) => (e.version === 2 ? e.items : []));
+    expect(event.items.every((i) => i.hostCopy === 'unseen')).toBe(true);
+    const update = items.find((i) => JSON.stringify(i.virtualObject).includes('10.9.9.9'));
+    expect(update).toBeDefined();
+    expect(update!.hostCopy).toBeUndefined();
+    const deletion = items.find((i) => i.key.name === 'svc-1' && i.virtualObject === null);
+    expect(deletion).toBeDefined();
+    expect(deletion!.hostCopy).toBeUndefined();
   });
 
   it('watches EndpointSlices: a Service change re-triggers its same-name Endpoints and every slice labelled with its name', async () => {
