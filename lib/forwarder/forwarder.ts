@@ -595,7 +595,7 @@ class ForwarderImpl implements Forwarder {
     for (const watch of this.#watches.items) {
       for (const host of watch.host.list()) {
         const key = this.#virtualKeyOfHost(watch, host);
-        if (key === undefined || watch.virtual.get(objectKeyString(key))) continue;
+        if (key === undefined || watch.virtual.has(objectKeyString(key))) continue;
         const queueKey = resourceKeyString(key);
         if (!this.#owns(queueKey) || !inScope(queueKey, where)) continue;
         orphanKeys.push(queueKey);
@@ -690,8 +690,8 @@ class ForwarderImpl implements Forwarder {
     this.#queue.add(key, trigger);
   }
 
-  #indexReferences(key: string): void {
-    const object = this.#watches.get(parseResourceKey(key)!);
+  /** Records what the item `key` (its object at hand, else read from the cache) may reference. */
+  #indexReferences(key: string, object = this.#watches.get(parseResourceKey(key)!)): void {
     if (!object) this.#refs.delete(key);
     else this.#refs.set(key, referenceCandidates(object).map(objectKeyString));
   }
@@ -704,7 +704,7 @@ class ForwarderImpl implements Forwarder {
       this.#companions.delete(key);
     } else {
       this.#companions.set(key, companionKeys(itemKey, object).map(resourceKeyString));
-      if (this.#intake) this.#indexReferences(key);
+      if (this.#intake) this.#indexReferences(key, object);
     }
     this.#enqueue(key, 'toHost', watch.resource.plural);
   }

@@ -191,6 +191,8 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
           }
         : {}),
       name: spec.name,
+      // The virtual items and referenced objects are the large entries, read once per event.
+      compact: !host && (spec.role === 'item' || spec.role === 'reference'),
       client: host ? o.host : o.virtual,
       resource: spec.resource,
       transform: TRANSFORMS[spec.role](o.identity.markerDomain),

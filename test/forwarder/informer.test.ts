@@ -17,7 +17,7 @@ afterEach(async () => {
   await cluster?.close();
 });
 
-async function setup(bookmarkIntervalMs = 60_000, quietTimeoutMs = 150_000) {
+async function setup(bookmarkIntervalMs = 60_000, quietTimeoutMs = 150_000, compact = false) {
   ({ cluster, client } = await clusterWithClient({ bookmarkIntervalMs }));
   cluster.store.create('namespaces', undefined, { metadata: { name: 'apps' } });
   for (let i = 0; i < 5; i++) {
@@ -25,15 +25,20 @@ async function setup(bookmarkIntervalMs = 60_000, quietTimeoutMs = 150_000) {
   }
   const causes: RestartCause[] = [];
   const seen = { adds: 0, updates: 0, deletes: 0 };
+  const updates: [KubeObject, KubeObject][] = [];
   informer = new Informer({
     name: 'test',
     client,
     resource: RESOURCES.endpoints,
     backoff: { baseMs: 10, maxMs: 50, jitter: 0.2 },
     quietTimeoutMs,
+    compact,
     handlers: {
       onAdd: () => seen.adds++,
-      onUpdate: () => seen.updates++,
+      onUpdate: (old, now) => {
+        seen.updates++;
+        updates.push([old, now]);
+      },
       onDelete: () => seen.deletes++,
       onRestart: (cause) => causes.push(cause),
     },
@@ -44,7 +49,7 @@ async function setup(bookmarkIntervalMs = 60_000, quietTimeoutMs = 150_000) {
   cluster.store.create('endpoints', 'default', endpoints('default', 'probe'));
   await waitFor('watch live', () => informer!.get('default/probe') !== undefined);
   seen.adds = 0;
-  return { causes, seen };
+  return { causes, seen, updates };
 }
 
 /** The informer's cache equals the server's state, resourceVersions included. */
@@ -71,6 +76,33 @@ describe('Informer against the emulator', () => {
     expect(informer!.get('default/ep-0')?.metadata.labels).toEqual({ a: 'b' });
     expect(informer!.get('default/ep-1')).toBeUndefined();
     expect(seen).toEqual({ adds: 1, updates: 1, deletes: 1 });
+  });
+
+  it('a compact cache (JSON text) reads back equal objects, copies of their own, through watches and relists', async () => {
+    const { seen, updates } = await setup(60_000, 150_000, true);
+    cluster.store.patch('endpoints', 'default', 'ep-0', 'application/merge-patch+json', {
+      metadata: { labels: { a: 'b' } },
+    });
+    await waitFor('update applied', () => cacheMatchesServer());
+    expect(updates.at(-1)![0].metadata.labels).toBeUndefined();
+    expect(updates.at(-1)![1].metadata.labels).toEqual({ a: 'b' });
+    const read = informer!.get('default/ep-0')!;
+    expect(read).toEqual(cluster.store.get('endpoints', 'default', 'ep-0'));
+    read.metadata.labels!['a'] = 'changed by a reader';
+    expect(informer!.get('default/ep-0')?.metadata.labels).toEqual({ a: 'b' });
+    expect(informer!.has('default/ep-0')).toBe(true);
+    // A relist compares the cached texts: only what changed meanwhile is delivered.
+    const before = { ...seen };
+    cluster.faults.expireWatches();
+    cluster.store.patch('endpoints', 'default', 'ep-2', 'application/merge-patch+json', {
+      metadata: { labels: { c: 'd' } },
+    });
+    cluster.store.delete('endpoints', 'default', 'ep-3');
+    await waitFor('relisted', () => cacheMatchesServer());
+    expect(seen.updates - before.updates).toBe(1);
+    expect(seen.deletes - before.deletes).toBe(1);
+    expect(updates.at(-1)![0].metadata.name).toBe('ep-2');
+    expect(updates.at(-1)![0].metadata.labels).toBeUndefined();
   });
 
   it('resumes after dropped watches and ends equal to the server', async () => {
