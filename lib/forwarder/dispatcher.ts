@@ -6,7 +6,9 @@
  *
  * - at most `maxInFlight` invocations at once; each key is in at most one (the queue's rule);
  * - live work first: batches hold one lane of the queue, and resync (backlog) batches may take
- *   every invocation slot but one, so a live change never waits behind a whole resync;
+ *   every invocation slot but one, so a live change never waits behind a whole resync; while
+ *   live changes keep coming (one within {@link LIVE_PACING_MS}), the backlog is paced to one
+ *   invocation at a time, so that it does not slow them down where they are processed;
  * - a throttled invocation pauses all dispatching with its own backoff and requeues its items
  *   without spending their retry budget;
  * - a failed invocation requeues its items with backoff, marked `solo` so that each is retried in
@@ -134,6 +136,9 @@ const REASON_BY_ERROR: Record<string, string> = {
 
 const DEFAULT_THROTTLE_BACKOFF: BackoffPolicy = { baseMs: 1000, maxMs: 60_000, jitter: 0.2 };
 
+/** A live batch within this long paces the backlog (a resync) to one invocation at a time. */
+export const LIVE_PACING_MS = 1_000;
+
 interface Failure {
   reason: string;
   reasonCode: string;
@@ -157,6 +162,8 @@ export class Dispatcher {
   #inFlight = 0;
   /** Invocations of backlog (resync) batches under way. */
   #backlogInFlight = 0;
+  /** When the last live batch was sent (clock ms). */
+  #lastLiveAt = Number.NEGATIVE_INFINITY;
   /** Aborted when a backlog invocation ends, so a wait for live work only can look again. */
   #backlogSlotFreed = new AbortController();
   #slotWaiters: Array<() => void> = [];
@@ -245,7 +252,11 @@ export class Dispatcher {
         break;
       }
       // The backlog (a resync) may fill every slot but one: the last is kept for live changes.
-      const liveOnly = this.#backlogInFlight >= Math.max(1, o.maxInFlight - 1);
+      // While live changes keep coming it takes one slot: they share the function and the host
+      // API server with it, and a resync has no deadline.
+      const livePacing = this.#clock.now() - this.#lastLiveAt < LIVE_PACING_MS;
+      const backlogSlots = livePacing ? 1 : Math.max(1, o.maxInFlight - 1);
+      const liveOnly = this.#backlogInFlight >= backlogSlots;
       const batch = await nextBatch(o.queue, {
         batchSize: o.batchSize,
         batchWindowMs: o.batchWindowMs,
@@ -270,6 +281,7 @@ export class Dispatcher {
       const backlog = o.queue.laneOf(work[0]!.trigger) === 'background';
       this.#inFlight++;
       if (backlog) this.#backlogInFlight++;
+      else this.#lastLiveAt = this.#clock.now();
       const task = this.#process(work).finally(() => {
         this.#inFlight--;
         if (backlog) {

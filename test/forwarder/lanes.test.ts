@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nextBatch } from '../../lib/forwarder/batcher.ts';
+import { LIVE_PACING_MS } from '../../lib/forwarder/dispatcher.ts';
 import { createForwarder, type Forwarder } from '../../lib/forwarder/forwarder.ts';
 import type { Invoker } from '../../lib/forwarder/invoker.ts';
 import { WorkQueue } from '../../lib/forwarder/queue.ts';
@@ -204,5 +205,89 @@ describe('the forwarder keeps live changes ahead of a resync', () => {
     );
     // ...and resync invocations never took the slot kept for live work.
     expect(running.maxBacklog).toBe(2);
+  });
+});
+
+describe('backlog pacing', () => {
+  let virtual: { cluster: EmulatedCluster; client: KubeClient } | undefined;
+  let host: { cluster: EmulatedCluster; client: KubeClient } | undefined;
+  let forwarder: Forwarder | undefined;
+
+  afterEach(async () => {
+    await forwarder?.stop();
+    for (const side of [virtual, host]) {
+      await side?.client.close();
+      await side?.cluster.close();
+    }
+  });
+
+  it(`while live changes keep coming the resync takes one invocation at a time, and more ${LIVE_PACING_MS} ms after they stop`, async () => {
+    virtual = await clusterWithClient({ name: 'virtual', namespaces: ['default', 'apps'] });
+    host = await clusterWithClient({ name: 'host', namespaces: ['default', 'vc-host'] });
+    for (let i = 0; i < 600; i++)
+      virtual.cluster.store.create('endpoints', 'apps', endpoints('apps', `e${i}`));
+    const plan = new PlanInvoker(host.cluster);
+    let resyncing = false;
+    let backlogRunning = 0;
+    /** Each resync invocation's start: when, and how many resync invocations ran with it. */
+    const starts: { at: number; running: number }[] = [];
+    const liveAt: number[] = [];
+    const invoker: Invoker = {
+      invoke: async (event, signal) => {
+        const isLive = event.items.some((i) => i.key.name.startsWith('live-'));
+        const counted = resyncing && !isLive;
+        if (isLive) liveAt.push(Date.now());
+        if (counted) starts.push({ at: Date.now(), running: ++backlogRunning });
+        try {
+          await new Promise((r) => setTimeout(r, 40));
+          return await plan.invoke(event, signal);
+        } finally {
+          if (counted) backlogRunning--;
+        }
+      },
+    };
+    forwarder = createForwarder({
+      virtual: virtual.client,
+      host: host.client,
+      invoker,
+      identity: { name: 'vc1', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' },
+      batchSize: 10,
+      batchWindowMs: 5,
+      maxInFlight: 3,
+      resyncIntervalMs: 0,
+    });
+    const f = forwarder;
+    void f.start();
+    await f.ready;
+    await waitFor('initial sync', () => f.stats().initialSync.synced === 600, 20_000);
+    resyncing = true;
+    f.resync();
+    await waitFor('the resync under way', () => starts.length >= 3, 10_000);
+    for (let i = 0; i < 10; i++) {
+      virtual.cluster.store.create('endpoints', 'apps', endpoints('apps', `live-${i}`));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await waitFor(
+      'the live changes sent',
+      () => liveAt.length > 0 && f.stats().queueDepth < 600,
+      5_000,
+    );
+    await waitFor(
+      'the resync done',
+      () => f.stats().resyncBacklog === 0 && f.stats().queueDepth === 0,
+      30_000,
+    );
+    const firstLive = liveAt[0]!;
+    const lastLive = liveAt.at(-1)!;
+    // Started while live changes came (after the first, within the pacing window of the last):
+    // alone. A margin of 100 ms on each side for timers.
+    const paced = starts.filter(
+      (s) => s.at > firstLive + 100 && s.at < lastLive + LIVE_PACING_MS - 100,
+    );
+    expect(paced.length).toBeGreaterThan(3);
+    expect(Math.max(...paced.map((s) => s.running))).toBe(1);
+    // Before the live changes and after the window, two at a time (one slot stays for live work).
+    const free = starts.filter((s) => s.at < firstLive || s.at > lastLive + LIVE_PACING_MS + 100);
+    expect(Math.max(...free.map((s) => s.running))).toBe(2);
   });
 });
