@@ -23,8 +23,9 @@
  * time and RSS against object count to docs/performance-scale.svg.
  *
  * Run: node bench/scale.ts   (SCALE_BENCH_POINTS=1000,5000 for a short run; SCALE_BENCH_SHARDS=1,2
- * for other shard counts; SCALE_BENCH_PLOT=FILE writes the plot elsewhere, '' for none). See
- * docs/performance.md.
+ * for other shard counts; SCALE_BENCH_PLOT=FILE writes the plot elsewhere, '' for none;
+ * SCALE_BENCH_HEAP_MB=384 gives the forwarder that heap limit instead of 4 GiB, as a Deployment
+ * sized for the point would, and tags its figures `_heap384`). See docs/performance.md.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -90,13 +91,18 @@ function short(n: number): string {
 }
 
 /** The forwarder's Node options as deployed, with the heap limit raised (see the header). */
+/** The forwarder's heap limit (MB): 4 GiB unless SCALE_BENCH_HEAP_MB sets a deployment's own. */
+const HEAP_MB = Number(process.env['SCALE_BENCH_HEAP_MB'] ?? 4096);
+/** Figures of a run with another heap limit than the default carry it in their names. */
+const HEAP_TAG = HEAP_MB === 4096 ? '' : `_heap${HEAP_MB}`;
+
 function nodeFlags(): string[] {
   const deployed = deployedNodeOptions(
     readFileSync(new URL('../deploy/base/deployment.yaml', import.meta.url), 'utf8'),
   );
   return [
     ...deployed.split(' ').filter((f) => f && !f.startsWith('--max-old-space-size')),
-    '--max-old-space-size=4096',
+    `--max-old-space-size=${HEAP_MB}`,
   ];
 }
 
@@ -303,7 +309,7 @@ async function main(): Promise<void> {
       baselineMs ??= p.baselineMs!;
       p.baselineMs = baselineMs;
       points.push(p);
-      const tag = `${short(objects)}${shardTag(shards)}`;
+      const tag = `${short(objects)}${shardTag(shards)}${HEAP_TAG}`;
       ratioFigure(`scale.initial_sync_ratio_${tag}`, p.syncMs, baselineMs, {
         name: `scale.initial_sync_ms_${tag}`,
         unit: 'ms',
@@ -322,7 +328,7 @@ async function main(): Promise<void> {
       ? (slope(single.map((p) => ({ x: p.objects, y: p.rss }))) * 1024 * 1024) / 1024
       : Number.NaN;
   if (Number.isFinite(growth) && SHARDS[0] === 1) {
-    figure('scale.forwarder_rss_growth_kib_per_object', growth, 'KiB');
+    figure(`scale.forwarder_rss_growth_kib_per_object${HEAP_TAG}`, growth, 'KiB');
   }
 
   const header = [

@@ -147,16 +147,41 @@ describe('the forwarder keeps live changes ahead of a resync', () => {
     }
   });
 
-  it('a change made during a resync of 200 keys is sent at once, in a batch of its own', async () => {
+  /**
+   * A virtual cluster of `count` Endpoints in `apps` and a forwarder (3 invocation slots, batches
+   * of 10) that sends through the invoker `invokerOf` makes around the host's plan invoker;
+   * resolves once the initial sync is done.
+   */
+  async function syncedForwarder(
+    count: number,
+    invokerOf: (plan: PlanInvoker) => Invoker,
+  ): Promise<Forwarder> {
     virtual = await clusterWithClient({ name: 'virtual', namespaces: ['default', 'apps'] });
     host = await clusterWithClient({ name: 'host', namespaces: ['default', 'vc-host'] });
-    for (let i = 0; i < 200; i++)
+    for (let i = 0; i < count; i++)
       virtual.cluster.store.create('endpoints', 'apps', endpoints('apps', `e${i}`));
-    const plan = new PlanInvoker(host.cluster);
+    forwarder = createForwarder({
+      virtual: virtual.client,
+      host: host.client,
+      invoker: invokerOf(new PlanInvoker(host.cluster)),
+      identity: { name: 'vc1', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' },
+      batchSize: 10,
+      batchWindowMs: 5,
+      maxInFlight: 3,
+      resyncIntervalMs: 0,
+    });
+    const f = forwarder;
+    void f.start();
+    await f.ready;
+    await waitFor('initial sync', () => f.stats().initialSync.synced === count, 20_000);
+    return f;
+  }
+
+  it('a change made during a resync of 200 keys is sent at once, in a batch of its own', async () => {
     let running = { backlog: 0, maxBacklog: 0 };
     let resyncing = false;
     let liveSent: { items: number; backlogLeft: number } | undefined;
-    const invoker: Invoker = {
+    const f = await syncedForwarder(200, (plan) => ({
       invoke: async (event, signal) => {
         const keys = event.items.map((i) => `${i.key.namespace}/${i.key.name}`);
         const isLive = keys.includes('apps/fresh');
@@ -174,21 +199,7 @@ describe('the forwarder keeps live changes ahead of a resync', () => {
           if (counted) running.backlog--;
         }
       },
-    };
-    forwarder = createForwarder({
-      virtual: virtual.client,
-      host: host.client,
-      invoker,
-      identity: { name: 'vc1', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' },
-      batchSize: 10,
-      batchWindowMs: 5,
-      maxInFlight: 3,
-      resyncIntervalMs: 0,
-    });
-    const f = forwarder;
-    void f.start();
-    await f.ready;
-    await waitFor('initial sync', () => f.stats().initialSync.synced === 200, 20_000);
+    }));
     running = { backlog: 0, maxBacklog: 0 };
     resyncing = true;
     f.resync();
@@ -206,33 +217,14 @@ describe('the forwarder keeps live changes ahead of a resync', () => {
     // ...and resync invocations never took the slot kept for live work.
     expect(running.maxBacklog).toBe(2);
   });
-});
-
-describe('backlog pacing', () => {
-  let virtual: { cluster: EmulatedCluster; client: KubeClient } | undefined;
-  let host: { cluster: EmulatedCluster; client: KubeClient } | undefined;
-  let forwarder: Forwarder | undefined;
-
-  afterEach(async () => {
-    await forwarder?.stop();
-    for (const side of [virtual, host]) {
-      await side?.client.close();
-      await side?.cluster.close();
-    }
-  });
 
   it(`while live changes keep coming the resync takes one invocation at a time, and more ${LIVE_PACING_MS} ms after they stop`, async () => {
-    virtual = await clusterWithClient({ name: 'virtual', namespaces: ['default', 'apps'] });
-    host = await clusterWithClient({ name: 'host', namespaces: ['default', 'vc-host'] });
-    for (let i = 0; i < 600; i++)
-      virtual.cluster.store.create('endpoints', 'apps', endpoints('apps', `e${i}`));
-    const plan = new PlanInvoker(host.cluster);
     let resyncing = false;
     let backlogRunning = 0;
     /** Each resync invocation's start: when, and how many resync invocations ran with it. */
     const starts: { at: number; running: number }[] = [];
     const liveAt: number[] = [];
-    const invoker: Invoker = {
+    const f = await syncedForwarder(600, (plan) => ({
       invoke: async (event, signal) => {
         const isLive = event.items.some((i) => i.key.name.startsWith('live-'));
         const counted = resyncing && !isLive;
@@ -245,21 +237,7 @@ describe('backlog pacing', () => {
           if (counted) backlogRunning--;
         }
       },
-    };
-    forwarder = createForwarder({
-      virtual: virtual.client,
-      host: host.client,
-      invoker,
-      identity: { name: 'vc1', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' },
-      batchSize: 10,
-      batchWindowMs: 5,
-      maxInFlight: 3,
-      resyncIntervalMs: 0,
-    });
-    const f = forwarder;
-    void f.start();
-    await f.ready;
-    await waitFor('initial sync', () => f.stats().initialSync.synced === 600, 20_000);
+    }));
     resyncing = true;
     f.resync();
     await waitFor('the resync under way', () => starts.length >= 3, 10_000);
