@@ -12,7 +12,7 @@ import {
   StatusError,
   unsupportedMediaType,
 } from './errors.ts';
-import { depthMessage, jsonProblem, MAX_NESTING_DEPTH } from './json-limits.ts';
+import { depthMessage, jsonProblem, MAX_NESTING_DEPTH, nestsDeeperThan } from './json-limits.ts';
 import { decodeProtobufBody, PROTOBUF_MEDIA_TYPE } from './protobuf-body.ts';
 
 /**
@@ -143,7 +143,8 @@ export function decodeObjectBody(
     } catch (err) {
       throw badRequest(`${prefix}${(err as Error).message} (${summarize(text)})`);
     }
-    checkLimits(value, prefix, undefined);
+    // Parsed JSON holds JSON types only and is as large as its text: its depth is all to check.
+    if (nestsDeeperThan(value, MAX_NESTING_DEPTH)) checkLimits(value, prefix, undefined);
     return value;
   }
   if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') {

@@ -6,7 +6,7 @@
  */
 import { isPlainObject } from '../../model/index.ts';
 import { badRequest } from './errors.ts';
-import { depthMessage, jsonProblem, MAX_NESTING_DEPTH } from './json-limits.ts';
+import { depthMessage, jsonProblem, MAX_NESTING_DEPTH, nestsDeeperThan } from './json-limits.ts';
 import { stripTypeMeta } from './object-meta.ts';
 import { apiVersionOf, type ResourceType } from './resources.ts';
 import { DecodeError, decode } from './schema.ts';
@@ -36,7 +36,9 @@ export function decodeBody(r: ResourceType, body: unknown, opts: WriteOptions): 
     );
   }
   // Also covers in-process callers and the results of patches, which no body check saw.
-  const tooDeep = jsonProblem(body, { maxDepth: MAX_NESTING_DEPTH, jsonTypesOnly: false });
+  const tooDeep = nestsDeeperThan(body, MAX_NESTING_DEPTH)
+    ? jsonProblem(body, { maxDepth: MAX_NESTING_DEPTH, jsonTypesOnly: false })
+    : undefined;
   if (tooDeep) {
     throw badRequest(
       `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${depthMessage(tooDeep)}`,

@@ -87,6 +87,28 @@ export function jsonProblem(
   return undefined;
 }
 
+/**
+ * Whether `value` nests objects and arrays deeper than `maxDepth` (the top level is depth 1, as
+ * in {@link jsonProblem}). It allocates nothing and stops at the limit (a cycle too), so it is
+ * the check every write makes; {@link jsonProblem}, which also names the place, runs only when
+ * this finds something, or where types and sizes need checking as well (YAML bodies).
+ */
+export function nestsDeeperThan(value: unknown, maxDepth: number, depth = 1): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth > maxDepth) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (nestsDeeperThan(item, maxDepth, depth + 1)) return true;
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (Object.hasOwn(record, key) && nestsDeeperThan(record[key], maxDepth, depth + 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** The sentence for a depth problem, shared by every door a body comes in through. */
 export function depthMessage(p: JsonProblem): string {
   return `exceeded max depth: the value nests objects and arrays deeper than ${MAX_NESTING_DEPTH} levels at ${p.path}; flatten it (kube-apiserver allows 10000, the emulator ${MAX_NESTING_DEPTH})`;

@@ -311,8 +311,16 @@ function entries(meta: Obj): ManagedFieldsEntry[] {
   return Array.isArray(meta.managedFields) ? (meta.managedFields as ManagedFieldsEntry[]) : [];
 }
 
+/** The last second {@link now} formatted, and its text: every write of a second shares one. */
+let lastSecond = { second: Number.NaN, text: '' };
+
+/** The managed-fields time: now, to the second, as kube-apiserver writes it. */
 function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== lastSecond.second) {
+    lastSecond = { second, text: new Date(second * 1000).toISOString().replace('.000Z', 'Z') };
+  }
+  return lastSecond.text;
 }
 
 function pathText(p: string): string {
