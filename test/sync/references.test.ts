@@ -436,7 +436,11 @@ sync:
     expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
   });
 
-  it("never imports the host namespace's own kube-root-ca.crt that a host edit names", () => {
+  /**
+   * The plan after a host edit points the synced copy's `ca` annotation at `name`. The virtual
+   * Endpoints names the ConfigMap `settings`; `setUp` puts in what the case needs besides.
+   */
+  function planAfterHostEdit(name: string, setUp: (pair: ClusterPair) => void): Plan {
     const pair = new ClusterPair();
     pair.put(
       'virtual',
@@ -444,43 +448,37 @@ sync:
       endpoints('db', 'default', { annotations: { ca: 'settings' } }),
     );
     pair.put('virtual', 'services', manualService());
-    pair.put('virtual', 'configmaps', {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'settings', namespace: 'default' },
-      data: { mode: 'fast' },
-    });
-    pair.put('host', 'configmaps', rootCa('vc-x-default', 'host CA'));
+    setUp(pair);
     const plan = () =>
       planSync(pair.input(config(CA_REF), 'default', 'db', signing), { evaluator });
     pair.apply(plan());
     const h = structuredClone(pair.host.get('endpoints/vc-x-default/db')!);
-    h.metadata.annotations!['ca'] = 'kube-root-ca.crt';
+    h.metadata.annotations!['ca'] = name;
     pair.host.set('endpoints/vc-x-default/db', h);
-    const p = plan();
+    return plan();
+  }
+
+  it("never imports the host namespace's own kube-root-ca.crt that a host edit names", () => {
+    const p = planAfterHostEdit('kube-root-ca.crt', (pair) => {
+      pair.put('virtual', 'configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'settings', namespace: 'default' },
+        data: { mode: 'fast' },
+      });
+      pair.put('host', 'configmaps', rootCa('vc-x-default', 'host CA'));
+    });
     expect(p.virtualWrites.filter((w) => w.resource === 'configmaps')).toEqual([]);
     expect(p.references ?? []).not.toContainEqual(expect.objectContaining({ status: 'imported' }));
   });
 
   it('imports a host-only ConfigMap of another name that a host edit names', () => {
-    const pair = new ClusterPair();
-    pair.put(
-      'virtual',
-      'endpoints',
-      endpoints('db', 'default', { annotations: { ca: 'settings' } }),
-    );
-    pair.put('virtual', 'services', manualService());
-    pair.put('host', 'configmaps', {
-      ...rootCa('vc-x-default', 'shared'),
-      metadata: { name: 'shared-ca', namespace: 'vc-x-default' },
+    const p = planAfterHostEdit('shared-ca', (pair) => {
+      pair.put('host', 'configmaps', {
+        ...rootCa('vc-x-default', 'shared'),
+        metadata: { name: 'shared-ca', namespace: 'vc-x-default' },
+      });
     });
-    const plan = () =>
-      planSync(pair.input(config(CA_REF), 'default', 'db', signing), { evaluator });
-    pair.apply(plan());
-    const h = structuredClone(pair.host.get('endpoints/vc-x-default/db')!);
-    h.metadata.annotations!['ca'] = 'shared-ca';
-    pair.host.set('endpoints/vc-x-default/db', h);
-    const p = plan();
     expect(p.virtualWrites.filter((w) => w.resource === 'configmaps').map((w) => w.verb)).toEqual([
       'create',
     ]);
