@@ -71,18 +71,24 @@ function copiedSecrets(plan: Plan): KubeObject[] {
   );
 }
 
+/** Endpoints `default/db` (with its Service) referencing the virtual Secret `creds` of `type`. */
+function referencingPair(type: string): ClusterPair {
+  const pair = new ClusterPair();
+  pair.put(
+    'virtual',
+    'endpoints',
+    endpoints('db', 'default', { annotations: { 'db-secret': 'creds' } }),
+  );
+  pair.put('virtual', 'services', manualService());
+  pair.put('virtual', 'secrets', tokenSecret(type));
+  return pair;
+}
+
 describe('no host Secret of the token type', () => {
   it.each(Object.keys(SECRET_PATCHES))(
     'a token Secret is copied as Opaque (patches: %s)',
     (name) => {
-      const pair = new ClusterPair();
-      pair.put(
-        'virtual',
-        'endpoints',
-        endpoints('db', 'default', { annotations: { 'db-secret': 'creds' } }),
-      );
-      pair.put('virtual', 'services', manualService());
-      pair.put('virtual', 'secrets', tokenSecret(TOKEN));
+      const pair = referencingPair(TOKEN);
       const cfg = config(`${REF}${SECRET_PATCHES[name]}`);
       const p = planSync(pair.input(cfg, 'default', 'db'), { evaluator });
       expect(p.status, p.reason).toBe('write');
@@ -110,14 +116,7 @@ describe('no host Secret of the token type', () => {
     );
     fc.assert(
       fc.property(typeArb, fc.constantFrom(...Object.keys(SECRET_PATCHES)), (type, patches) => {
-        const pair = new ClusterPair();
-        pair.put(
-          'virtual',
-          'endpoints',
-          endpoints('db', 'default', { annotations: { 'db-secret': 'creds' } }),
-        );
-        pair.put('virtual', 'services', manualService());
-        pair.put('virtual', 'secrets', tokenSecret(type));
+        const pair = referencingPair(type);
         const cfg = config(`${REF}${SECRET_PATCHES[patches]}`);
         const p = planSync(pair.input(cfg, 'default', 'db'), { evaluator });
         for (const copy of copiedSecrets(p)) expect(copy['type']).not.toBe(TOKEN);
