@@ -24,6 +24,30 @@ beforeAll(async () => {
   evaluator = await createExpressionEngine();
 });
 
+/** The configuration whose one patch makes the annotation `example.com/ref` a reference to `kind`. */
+function refConfig(apiVersion: string, kind: string): string {
+  return [
+    'sync:',
+    '  toHost:',
+    '    endpoints:',
+    '      patches:',
+    '        - path: metadata.annotations["example.com/ref"]',
+    `          reference: {apiVersion: ${apiVersion}, kind: ${kind}}`,
+  ].join('\n');
+}
+
+/** Endpoints `default/db` (with its Service) whose `example.com/ref` names `target`. */
+function referringPair(): ClusterPair {
+  const pair = new ClusterPair();
+  pair.put(
+    'virtual',
+    'endpoints',
+    endpoints('db', 'default', { annotations: { 'example.com/ref': 'target' } }),
+  );
+  pair.put('virtual', 'services', manualService());
+  return pair;
+}
+
 interface ReferenceCase {
   kind: string;
   apiVersion: string;
@@ -121,21 +145,8 @@ const cases: ReferenceCase[] = [
 
 describe('reference host names by kind', () => {
   it.each(cases)('$kind -> $expected name [$conformance]', (c) => {
-    const yaml = [
-      'sync:',
-      '  toHost:',
-      '    endpoints:',
-      '      patches:',
-      '        - path: metadata.annotations["example.com/ref"]',
-      `          reference: {apiVersion: ${c.apiVersion}, kind: ${c.kind}}`,
-    ].join('\n');
-    const pair = new ClusterPair();
-    pair.put(
-      'virtual',
-      'endpoints',
-      endpoints('db', 'default', { annotations: { 'example.com/ref': 'target' } }),
-    );
-    pair.put('virtual', 'services', manualService());
+    const yaml = refConfig(c.apiVersion, c.kind);
+    const pair = referringPair();
     const plan = planSync(pair.input(config(yaml), 'default', 'db', who), { evaluator });
     const create = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === 'endpoints');
     expect(create, plan.reason).toBeDefined();
@@ -157,21 +168,8 @@ describe(`the copy of a referenced Secret (${source('pkg/controllers/resources/s
     ['kubernetes.io/tls', 'kubernetes.io/tls'],
     ['Opaque', 'Opaque'],
   ])('type %s -> %s [same]', (type, expected) => {
-    const yaml = [
-      'sync:',
-      '  toHost:',
-      '    endpoints:',
-      '      patches:',
-      '        - path: metadata.annotations["example.com/ref"]',
-      '          reference: {apiVersion: v1, kind: Secret}',
-    ].join('\n');
-    const pair = new ClusterPair();
-    pair.put(
-      'virtual',
-      'endpoints',
-      endpoints('db', 'default', { annotations: { 'example.com/ref': 'target' } }),
-    );
-    pair.put('virtual', 'services', manualService());
+    const yaml = refConfig('v1', 'Secret');
+    const pair = referringPair();
     pair.put('virtual', 'secrets', {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -239,24 +237,11 @@ describe(`a reference to the kube-root-ca.crt ConfigMap (${source(`${MAPPERS}/co
 });
 
 describe(`the lifecycle of a referenced Secret's copy (${source('pkg/controllers/resources/secrets/to_host_syncer.go')}, ${source('pkg/controllers/resources/secrets/to_host_syncer_test.go')} TestSync)`, () => {
-  const yaml = [
-    'sync:',
-    '  toHost:',
-    '    endpoints:',
-    '      patches:',
-    '        - path: metadata.annotations["example.com/ref"]',
-    '          reference: {apiVersion: v1, kind: Secret}',
-  ].join('\n');
+  const yaml = refConfig('v1', 'Secret');
   const COPY = hostName('target', 'default', 'my-vcluster');
 
   function synced() {
-    const pair = new ClusterPair();
-    pair.put(
-      'virtual',
-      'endpoints',
-      endpoints('db', 'default', { annotations: { 'example.com/ref': 'target' } }),
-    );
-    pair.put('virtual', 'services', manualService());
+    const pair = referringPair();
     pair.put('virtual', 'secrets', {
       apiVersion: 'v1',
       kind: 'Secret',
