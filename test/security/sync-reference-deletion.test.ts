@@ -18,6 +18,7 @@ import {
   config,
   DOMAIN,
   endpoints,
+  FOREIGN_MARKERS,
   identity,
   manualService,
   SECRET_REFERENCE,
@@ -186,26 +187,7 @@ describe('what a Secret key sent on its own can never delete', () => {
     });
   });
 
-  const foreign: [string, Record<string, string>, Record<string, string>][] = [
-    ['no markers (a user object)', {}, {}],
-    [
-      'the markers of another virtual cluster',
-      { [`${DOMAIN}/managed-by`]: 'other-vc' },
-      { [`${DOMAIN}/object-name`]: 'creds', [`${DOMAIN}/object-namespace`]: 'default' },
-    ],
-    [
-      'markers of this virtual cluster naming another virtual object',
-      { [`${DOMAIN}/managed-by`]: 'vc' },
-      { [`${DOMAIN}/object-name`]: 'other', [`${DOMAIN}/object-namespace`]: 'default' },
-    ],
-    [
-      'a managed-by label but no record of the virtual object',
-      { [`${DOMAIN}/managed-by`]: 'vc' },
-      {},
-    ],
-  ];
-
-  it.each(foreign)('a host Secret at the copy name with %s', (_, labels, annotations) => {
+  it.each(FOREIGN_MARKERS)('a host Secret at the copy name with %s', (_, labels, annotations) => {
     const pair = new ClusterPair();
     for (const name of [COPY, LEGACY]) {
       const theirs = secret(name, 'vc-host', { k: 'b3RoZXI=' });

@@ -260,3 +260,31 @@ export class ClusterPair {
     };
   }
 }
+
+/**
+ * Labels and annotations of host objects that are not this virtual cluster's (`vc`) copy of the
+ * virtual object `default/creds`, each with what it is: the cases every "left alone" test runs.
+ */
+export const FOREIGN_MARKERS: [string, Record<string, string>, Record<string, string>][] = [
+  ['no markers (a user object)', {}, {}],
+  [
+    'the markers of another virtual cluster',
+    { [`${DOMAIN}/managed-by`]: 'other-vc' },
+    { [`${DOMAIN}/object-name`]: 'creds', [`${DOMAIN}/object-namespace`]: 'default' },
+  ],
+  [
+    'markers of this virtual cluster naming another virtual object',
+    { [`${DOMAIN}/managed-by`]: 'vc' },
+    { [`${DOMAIN}/object-name`]: 'other', [`${DOMAIN}/object-namespace`]: 'default' },
+  ],
+  [
+    'markers of this virtual cluster naming the same name in another namespace',
+    { [`${DOMAIN}/managed-by`]: 'vc' },
+    { [`${DOMAIN}/object-name`]: 'creds', [`${DOMAIN}/object-namespace`]: 'team-a' },
+  ],
+  [
+    'a managed-by label but no record of the virtual object',
+    { [`${DOMAIN}/managed-by`]: 'vc' },
+    {},
+  ],
+];

@@ -14,6 +14,7 @@ import {
   config,
   DOMAIN,
   endpoints,
+  FOREIGN_MARKERS,
   identity,
   manualService,
   SECRET_REFERENCE,
@@ -265,46 +266,24 @@ sync:
     expect(pair.get('host', 'configmaps', 'vc-host', long)!['data']).toEqual({ mode: 'fast' });
   });
 
-  /** Host objects at the short name that are not this virtual cluster's copy of `creds`. */
-  const foreign: [string, Record<string, string>, Record<string, string>][] = [
-    ['no markers (a user object)', {}, {}],
-    [
-      'the markers of another virtual cluster',
-      { [`${DOMAIN}/managed-by`]: 'other-vc' },
-      { [`${DOMAIN}/object-name`]: 'creds', [`${DOMAIN}/object-namespace`]: 'default' },
-    ],
-    [
-      'markers of this virtual cluster naming another virtual object',
-      { [`${DOMAIN}/managed-by`]: 'vc' },
-      { [`${DOMAIN}/object-name`]: 'other', [`${DOMAIN}/object-namespace`]: 'default' },
-    ],
-    [
-      'markers of this virtual cluster naming the same name in another namespace',
-      { [`${DOMAIN}/managed-by`]: 'vc' },
-      { [`${DOMAIN}/object-name`]: 'creds', [`${DOMAIN}/object-namespace`]: 'team-a' },
-    ],
-    [
-      'a managed-by label but no record of the virtual object',
-      { [`${DOMAIN}/managed-by`]: 'vc' },
-      {},
-    ],
-  ];
-
-  it.each(foreign)('leaves alone a Secret at the short name with %s', (_, labels, annotations) => {
-    const s = setup(REF);
-    s.pair.put('virtual', 'secrets', secret('creds'));
-    const theirs = secret(LEGACY, 'vc-host', { k: 'b3RoZXI=' });
-    theirs.metadata.labels = labels;
-    theirs.metadata.annotations = annotations;
-    const stored = s.pair.put('host', 'secrets', theirs);
-    const p = s.sync();
-    expect(described(p)).toEqual([
-      `create secrets vc-host/${COPY}`,
-      'create endpoints vc-host/db-x-default-x-vc',
-    ]);
-    expect(s.pair.get('host', 'secrets', 'vc-host', LEGACY)).toEqual(stored);
-    expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
-  });
+  it.each(FOREIGN_MARKERS)(
+    'leaves alone a Secret at the short name with %s',
+    (_, labels, annotations) => {
+      const s = setup(REF);
+      s.pair.put('virtual', 'secrets', secret('creds'));
+      const theirs = secret(LEGACY, 'vc-host', { k: 'b3RoZXI=' });
+      theirs.metadata.labels = labels;
+      theirs.metadata.annotations = annotations;
+      const stored = s.pair.put('host', 'secrets', theirs);
+      const p = s.sync();
+      expect(described(p)).toEqual([
+        `create secrets vc-host/${COPY}`,
+        'create endpoints vc-host/db-x-default-x-vc',
+      ]);
+      expect(s.pair.get('host', 'secrets', 'vc-host', LEGACY)).toEqual(stored);
+      expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
+    },
+  );
 
   it('does not read or touch a copy at the short name in another host namespace', () => {
     const s = upgraded();
