@@ -72,6 +72,18 @@ function start(invoker: PlanInvoker, extra: Partial<ForwarderOptions> = {}): For
   return f;
 }
 
+/** The Service `apps/db` and its Endpoints, whose annotation names the Secret `db-credentials`. */
+function createReferringDb(store: EmulatedCluster['store']): void {
+  store.create('services', 'apps', service('apps', 'db'));
+  store.create(
+    'endpoints',
+    'apps',
+    endpoints('apps', 'db', '10.1.1.1', {
+      annotations: { 'example.com/credentials': 'db-credentials' },
+    }),
+  );
+}
+
 function hostCopy(namespace: string, name: string): KubeObject | undefined {
   return host.cluster.store.peek('endpoints', 'vc-host', hostName(name, namespace, 'vc1')) as
     | KubeObject
@@ -266,14 +278,7 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
       metadata: { name: 'db-credentials' },
       data: { password: 'c2VjcmV0' },
     });
-    vs.create('services', 'apps', service('apps', 'db'));
-    vs.create(
-      'endpoints',
-      'apps',
-      endpoints('apps', 'db', '10.1.1.1', {
-        annotations: { 'example.com/credentials': 'db-credentials' },
-      }),
-    );
+    createReferringDb(vs);
     const invoker = new PlanInvoker(host.cluster);
     start(invoker);
     await waitFor('synced', () => hostCopy('apps', 'db') !== undefined);
@@ -295,14 +300,7 @@ describe('forwarder end to end (emulated virtual and host clusters, in-test invo
     const vs = virtual.cluster.store;
     vs.create('secrets', 'apps', { metadata: { name: 'db-credentials' }, data: { p: 'cA==' } });
     vs.create('secrets', 'apps', { metadata: { name: 'unrelated' }, data: { p: 'cA==' } });
-    vs.create('services', 'apps', service('apps', 'db'));
-    vs.create(
-      'endpoints',
-      'apps',
-      endpoints('apps', 'db', '10.1.1.1', {
-        annotations: { 'example.com/credentials': 'db-credentials' },
-      }),
-    );
+    createReferringDb(vs);
     // The copy the function made for the reference (the in-test invoker does not make it).
     const copyName = hostName('db-credentials', 'apps', 'vc1');
     host.cluster.store.create('secrets', 'vc-host', {
