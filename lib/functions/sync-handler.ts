@@ -28,7 +28,7 @@ import {
   syncedByPlural,
   type VirtualClusterIdentity,
 } from '../model/index.ts';
-import type { Evaluator } from '../patches/types.ts';
+import { createNativeEngine, type Evaluator } from '../patches/index.ts';
 import type { TenantEntry, TenantGate } from '../tenancy/index.ts';
 import {
   createHostClientProvider,
@@ -49,7 +49,12 @@ import {
   type TelemetryLogLevel,
   type TelemetryOptions,
 } from './observability.ts';
-import { createWorkerPlanner, inProcessPlanner, type Planner } from './planner/index.ts';
+import {
+  createWorkerPlanner,
+  inProcessPlanner,
+  nativeFirstPlanner,
+  type Planner,
+} from './planner/index.ts';
 import { readSecretText } from './secret-text.ts';
 import { settingsFromEnv } from './settings.ts';
 import { DEFAULT_CONCURRENCY, runItems } from './sync-items.ts';
@@ -81,9 +86,9 @@ export interface SyncHandlerOptions {
   /** Plan on the calling thread with this evaluator instead (tests); ignored with `planner`. */
   evaluator?: Evaluator;
   /**
-   * Start the default worker planner now instead of on the first plan: a Lambda function's
-   * initialisation then boots the worker (its bundle, the QuickJS module) while the first event
-   * loads its configuration, instead of after.
+   * Start the default planner's worker now instead of when the first item needs the sandbox.
+   * Off for the Lambda function: with a configuration of native shapes only, the worker is never
+   * needed, and a 512 MB function's fraction of a vCPU would boot it instead of serving the event.
    */
   warmPlanner?: boolean;
   /** Keys processed at once (default 8). */
@@ -129,15 +134,20 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   });
 }
 
-/** The planner the options give, else a worker planner (started now with `warmPlanner`). */
+/**
+ * The planner the options give, else the native-first planner: items whose expressions all have
+ * exact native results are planned on this thread, the others in the worker (started now with
+ * `warmPlanner`).
+ */
 function plannerOf(options: SyncHandlerOptions, telemetry: Telemetry): Planner {
   if (options.planner) return options.planner;
   if (options.evaluator) return inProcessPlanner(options.evaluator);
   const worker = createWorkerPlanner({
     onIncident: (incident) => telemetry.logger.warn('plan worker replaced', { ...incident }),
   });
-  if (options.warmPlanner) worker.warm();
-  return worker;
+  const planner = nativeFirstPlanner(createNativeEngine(), worker);
+  if (options.warmPlanner) planner.warm?.();
+  return planner;
 }
 
 /** What a handler holds across invocations. */
@@ -260,10 +270,10 @@ async function syncEvent(
 ): Promise<ItemResult[]> {
   const { event } = invocation;
   if (event.items.length === 0) return [];
-  // A cold plan worker boots while the configuration and the host credentials are fetched.
-  parts.planner.warm?.();
   const config = await tenantConfig(parts, invocation, entry);
   if (Array.isArray(config)) return config;
+  // A plan worker this configuration needs boots while the host credentials are fetched.
+  parts.planner.warm?.(config.config);
   const session = await hostSession(parts, invocation, entry);
   if (Array.isArray(session)) return session;
   const { options, telemetry } = parts;
@@ -460,7 +470,6 @@ export function createSyncHandlerFromEnv(
       configSourceOptions: settings.configSource,
       concurrency: settings.concurrency,
       maxRounds: settings.maxRounds,
-      warmPlanner: true,
     });
   } catch (err) {
     if (!(err instanceof FunctionSettingsError || err instanceof HostCredentialsError)) throw err;

@@ -97,6 +97,11 @@ describe('npm run package', () => {
       Handler: 'dist/functions/sync.handler',
       Runtime: 'nodejs22.x',
     });
+    // The main thread plans native shapes only: the QuickJS build (emscripten's) is the worker's
+    // alone, so that no cold start parses it for nothing.
+    const bundle = (name: string) => zip.file(`dist/functions/${name}`)!.async('string');
+    expect(await bundle('plan-worker.cjs')).toContain('emscripten');
+    expect(await bundle('sync.cjs')).not.toContain('emscripten');
   });
 
   it('writes no partition into the role: every ARN takes the stack partition', () => {

@@ -1,7 +1,9 @@
 /**
  * The planners: the worker planner gives the plans the in-process planner gives, sends each
  * configuration once, serialises concurrent plans, and a stopped or crashed worker costs the item
- * in flight alone (the CPU bound itself is attacked in test/security/cpu-bound.test.ts).
+ * in flight alone (the CPU bound itself is attacked in test/security/cpu-bound.test.ts); the
+ * native-first planner gives the same plans, on the calling thread only when no evaluation needs
+ * the sandbox (its bounds are attacked in test/security/native-first.test.ts).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -14,12 +16,14 @@ import {
   EvalClock,
   expressionSites,
   inProcessPlanner,
+  nativeFirstPlanner,
   type PlannerIncident,
   type WorkerPlannerOptions,
 } from '../../lib/functions/planner/index.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
 import {
   createExpressionEngine,
+  createNativeEngine,
   type ExpressionEngine,
 } from '../../lib/patches/expression/index.ts';
 import type { PlanInput } from '../../lib/sync/index.ts';
@@ -407,6 +411,83 @@ describe('worker planner', () => {
       expect(out.patchEvalMs).toBeGreaterThan(0);
     } finally {
       await worker.close();
+    }
+  });
+});
+
+describe('native-first planner', () => {
+  /** A native-first planner over a fresh worker planner, and both their counters. */
+  function nativeFirst() {
+    const worker = planner();
+    const native = createNativeEngine();
+    return Object.assign(nativeFirstPlanner(native, worker), { worker, native });
+  }
+
+  it('gives the plans the in-process planner gives, on and off the native path (property)', async () => {
+    const made = nativeFirst();
+    const local = inProcessPlanner(engine);
+    // Lone surrogates and long values are inputs the native path hands to the sandbox.
+    const label = fc.oneof(
+      fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,6}[a-z0-9])?$/),
+      fc.constantFrom('a\uD800b', '\uDFFF', 'x'.repeat(70)),
+    );
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.dictionary(fc.constantFrom('app', 'tier', 'x.io/y'), label, { maxKeys: 3 }),
+          fc.option(fc.constantFrom('db.default.svc', 'api.team.svc', 'nope'), { nil: undefined }),
+          async (labels, up) => {
+            const i = input(BASIC, 'db', labels, up === undefined ? {} : { up });
+            const [a, b] = await Promise.all([made.plan(i), local.plan(i)]);
+            expect(a.plan).toEqual(b.plan);
+          },
+        ),
+        { numRuns: 60 },
+      );
+      const stats = made.stats();
+      expect(stats.native).toBeGreaterThan(0);
+      expect(stats.declined).toBeGreaterThan(0);
+      expect(made.worker.stats().plans).toBe(stats.declined);
+    } finally {
+      await made.close();
+    }
+  });
+
+  it('plans a configuration of native shapes without ever starting the worker', async () => {
+    const made = nativeFirst();
+    try {
+      made.warm(BASIC);
+      for (let i = 0; i < 5; i++) {
+        const out = await made.plan(
+          input(BASIC, `db${i}`, { app: `a${i}` }, { up: 'db.default.svc' }),
+        );
+        expect(out.plan.hostWrites[0]).toMatchObject({
+          verb: 'create',
+          object: { metadata: { labels: expect.objectContaining({ app: `p-a${i}` }) } },
+        });
+      }
+      expect(made.stats()).toEqual({ native: 5, sandboxConfig: 0, declined: 0, overBudget: 0 });
+      expect(made.worker.stats().workersStarted).toBe(0);
+    } finally {
+      await made.close();
+    }
+  });
+
+  it('sends every item of a configuration with a sandbox-only expression to the worker, warmed for it', async () => {
+    const made = nativeFirst();
+    const iife = labelPatch('(() => "iife-" + value)()');
+    try {
+      made.warm(iife);
+      expect(made.worker.stats().workersStarted).toBe(1);
+      const out = await made.plan(input(iife, 'db'));
+      expect(out.plan.hostWrites[0]).toMatchObject({
+        object: { metadata: { labels: expect.objectContaining({ app: 'iife-db' }) } },
+      });
+      expect(made.stats()).toMatchObject({ native: 0, sandboxConfig: 1 });
+      // The calling thread's engine was never asked.
+      expect(made.native.stats().evaluations).toBe(0);
+    } finally {
+      await made.close();
     }
   });
 });

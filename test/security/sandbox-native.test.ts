@@ -105,6 +105,16 @@ describe('limits on the native path', () => {
     });
   });
 
+  it('charges a substring search its quadratic worst case: a long needle goes to the sandbox', () => {
+    // V8's search is quadratic on this shape (a 1 MiB haystack and a 20,001-character needle
+    // take 6.5 s); charged by length alone it ran on the host. 200 Ki x 101 is over the budget.
+    const value = 'x'.repeat(200 * KIB);
+    const src = `value.includes("${'x'.repeat(50)}y${'x'.repeat(50)}")`;
+    expect(agree(src, value)).toMatchObject({ ok: true, value: false, evaluator: 'sandbox' });
+    // A short needle is linear and stays on the host.
+    expect(agree('value.includes("xy")', value)).toMatchObject({ evaluator: 'native' });
+  });
+
   it('never builds a string past the cap on the host', () => {
     // 2,000 concatenations of 600 KiB would be 1.2 GB (V8 throws past 512 MiB: `internal`).
     const src = Array.from({ length: 40 }, () => `(${concat(50)})`).join(' + ');

@@ -4,7 +4,9 @@
  * no expression can hold the CPU past its limit; the in-process planner here calls `planSync`
  * directly with a given evaluator, for callers that bring their own (tests, benchmarks, tools).
  */
-import type { Evaluator } from '../../patches/types.ts';
+import type { SyncConfig } from '../../config/index.ts';
+import type { ReasonCode } from '../../model/index.ts';
+import type { Evaluator } from '../../patches/index.ts';
 import { type Plan, type PlanInput, planSync } from '../../sync/index.ts';
 
 /** A plan and the time its expression patches took. */
@@ -17,8 +19,11 @@ export interface PlannedItem {
 /** Plans one object key at a time; never rejects (a failure is a `failed` plan). */
 export interface Planner {
   plan(input: PlanInput): Promise<PlannedItem>;
-  /** Gets ready for the first plan now (e.g. starts a thread), without waiting for it. */
-  warm?(): void;
+  /**
+   * Gets ready for the first plan now (e.g. starts a thread), without waiting for it; with
+   * `config`, only for what plans of that configuration need.
+   */
+  warm?(config?: SyncConfig): void;
   /** Releases what the planner holds (threads, engines); later plans fail. */
   close(): Promise<void>;
 }
@@ -46,4 +51,24 @@ export function inProcessPlanner(evaluator: Evaluator): Planner {
     },
     async close() {},
   };
+}
+
+/** A failed plan for `input` that writes nothing. */
+export function failedPlan(
+  input: PlanInput,
+  reasonCode: ReasonCode,
+  reason: string,
+  retryable: boolean,
+): PlannedItem {
+  const plan: Plan = {
+    key: { namespace: input.key?.namespace ?? '', name: input.key?.name ?? '' },
+    status: 'failed',
+    reasonCode,
+    reason,
+    retryable,
+    hostWrites: [],
+    virtualWrites: [],
+    reports: [],
+  };
+  return { plan, patchEvalMs: 0 };
 }

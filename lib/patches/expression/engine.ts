@@ -2,6 +2,10 @@
  * The expression engine: evaluates expression patches in a hardened, long-lived QuickJS context
  * (or exactly on the host for trivial shapes), with a deadline, a memory cap and a stack limit
  * per evaluation, and rebuilds the sandbox after any failure that could have damaged it.
+ *
+ * A native-only engine ({@link createNativeEngine}) needs no QuickJS: a bundle that uses only it
+ * leaves the WebAssembly build out (the build's package is free of side effects, so the bundler
+ * drops it; test/functions/package.test.ts checks the function's bundle).
  */
 
 import type { JsonValue } from '../../kube/object.ts';
@@ -68,6 +72,8 @@ export interface EngineStats {
   rebuilds: number;
   /** Distinct expressions analysed (cache entries). */
   cachedExpressions: number;
+  /** Evaluations a native-only engine declined because only the sandbox could answer them. */
+  declined: number;
   /** Current size of the sandbox's WebAssembly memory, in bytes. */
   wasmMemoryBytes: number;
   /** Largest WebAssembly memory seen after any evaluation (never above `memoryBytes`). */
@@ -108,6 +114,15 @@ type Entry =
       names: ReadonlySet<string>;
     };
 
+/** `options` with every default filled in. */
+function resolveEngineOptions(options: EngineOptions): Resolved {
+  const resolved: Resolved = { ...DEFAULTS };
+  for (const [k, v] of Object.entries(options)) {
+    if (v !== undefined) (resolved as unknown as Record<string, unknown>)[k] = v;
+  }
+  return resolved;
+}
+
 /**
  * Creates an engine: compiles the QuickJS WebAssembly module (once per process, about 20 ms) and
  * starts the first sandbox. Replacements are made synchronously from the compiled module.
@@ -115,11 +130,19 @@ type Entry =
 export async function createExpressionEngine(
   options: EngineOptions = {},
 ): Promise<ExpressionEngine> {
-  const resolved: Resolved = { ...DEFAULTS };
-  for (const [k, v] of Object.entries(options)) {
-    if (v !== undefined) (resolved as unknown as Record<string, unknown>)[k] = v;
-  }
+  const resolved = resolveEngineOptions(options);
   return new ExpressionEngine(resolved, await loadQuickJS(resolved.memoryBytes));
+}
+
+/**
+ * An engine without a sandbox: it answers the evaluations the native fast path computes exactly
+ * (the same results, with the same `options`, as an engine with a sandbox) and declines every
+ * other one with an `internal` failure, counted in {@link ExpressionEngine.declined}. It never
+ * runs user code, so it may run where no watchdog could stop a sandbox (the function's main
+ * thread, see lib/functions/planner/native-first.ts). Synchronous: nothing is compiled.
+ */
+export function createNativeEngine(options: EngineOptions = {}): ExpressionEngine {
+  return new ExpressionEngine(resolveEngineOptions(options), undefined);
 }
 
 /**
@@ -133,7 +156,8 @@ export class ExpressionEngine implements Evaluator {
   readonly #host: SandboxHost;
   readonly #nativeHelpers: NativeHelpers;
   readonly #nativeLimits: NativeLimits;
-  readonly #loader: QuickJSLoader;
+  /** Makes QuickJS instances; `undefined` for a native-only engine. */
+  readonly #loader: QuickJSLoader | undefined;
   #sandbox: Sandbox | undefined;
   #current: ExpressionContext | undefined;
   #keysOf: { namespace: string; name: string } = { namespace: '', name: '' };
@@ -144,12 +168,16 @@ export class ExpressionEngine implements Evaluator {
     native: 0,
     sandbox: 0,
     rebuilds: 0,
+    declined: 0,
     peakWasmMemoryBytes: 0,
     failures: { syntax: 0, runtime: 0, timeout: 0, memory: 0, stack: 0, result: 0, internal: 0 },
   };
 
-  /** Use {@link createExpressionEngine}, which compiles the WebAssembly module. */
-  constructor(options: Resolved, loader: QuickJSLoader) {
+  /**
+   * Use {@link createExpressionEngine}, which compiles the WebAssembly module, or
+   * {@link createNativeEngine} (no `loader`).
+   */
+  constructor(options: Resolved, loader: QuickJSLoader | undefined) {
     this.#options = options;
     this.#loader = loader;
     this.#entries = new Lru(options.cacheSize);
@@ -169,7 +197,7 @@ export class ExpressionEngine implements Evaluator {
     };
     this.#nativeLimits = nativeLimits(options);
     // The first sandbox is made here, so that a broken build fails engine creation loudly.
-    this.#sandbox = this.#makeSandbox(loader.create());
+    if (loader !== undefined) this.#sandbox = this.#makeSandbox(loader.create());
   }
 
   /**
@@ -218,10 +246,25 @@ export class ExpressionEngine implements Evaluator {
       sandbox: this.#stats.sandbox,
       failures: { ...this.#stats.failures },
       rebuilds: this.#stats.rebuilds,
+      declined: this.#stats.declined,
       cachedExpressions: this.#entries.size,
       wasmMemoryBytes: this.#sandbox?.memoryBytes ?? 0,
       peakWasmMemoryBytes: this.#stats.peakWasmMemoryBytes,
     };
+  }
+
+  /** Evaluations declined so far for want of a sandbox (always 0 with one); cheap to read. */
+  get declined(): number {
+    return this.#stats.declined;
+  }
+
+  /**
+   * Whether every evaluation of `source` that passes its syntax check starts on the native fast
+   * path (some inputs may still need the sandbox). False for a source the fast path never takes.
+   */
+  hasNativePlan(source: string): boolean {
+    const entry = this.#analyse(source);
+    return !entry.ok || entry.native !== undefined;
   }
 
   /** Releases the QuickJS runtimes; later evaluations fail with `internal`. */
@@ -358,6 +401,13 @@ export class ExpressionEngine implements Evaluator {
     input: Marshalled,
     context: ExpressionContext,
   ): EvalResult {
+    if (this.#loader === undefined) {
+      this.#stats.declined++;
+      return this.#fail({
+        code: 'internal',
+        message: 'this expression needs the sandbox, which this engine does not have',
+      });
+    }
     // Normally made right after the failure that dropped the last one; made here when that
     // attempt itself failed (e.g. the host stack was nearly exhausted at the time).
     this.#sandbox ??= this.#newSandbox();
@@ -437,7 +487,7 @@ export class ExpressionEngine implements Evaluator {
    * right now (the next evaluation tries again).
    */
   #newSandbox(instance?: Sandbox['instance']): Sandbox | undefined {
-    if (this.#disposed) return undefined;
+    if (this.#disposed || this.#loader === undefined) return undefined;
     try {
       return this.#makeSandbox(instance ?? this.#loader.create());
     } catch {

@@ -3,6 +3,7 @@
  */
 export {
   createExpressionEngine,
+  createNativeEngine,
   type EngineOptions,
   type EngineStats,
   ExpressionEngine,

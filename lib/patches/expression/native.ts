@@ -335,7 +335,13 @@ function buildCall(n: Node): Eval {
     lift(target(env), (s) => {
       if (typeof s !== 'string') return FALLBACK;
       const x = arg(env);
-      if (typeof x !== 'string' || !charge(env, s.length + x.length)) return FALLBACK;
+      if (typeof x !== 'string') return FALLBACK;
+      // startsWith and endsWith compare at one place; V8's substring search is quadratic at
+      // worst (a 1 MiB run of `x` searched for `x`*k + `y` + `x`*k takes 6.5 s at k = 10,000),
+      // so `includes` is charged its worst case, and a search that could take long meets the
+      // sandbox's deadline instead of holding the host.
+      const work = method === 'includes' ? s.length * Math.max(1, x.length) : x.length;
+      if (!charge(env, s.length + work)) return FALLBACK;
       if (method === 'startsWith') return s.startsWith(x);
       if (method === 'endsWith') return s.endsWith(x);
       return s.includes(x);
