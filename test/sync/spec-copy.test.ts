@@ -130,6 +130,30 @@ describe('Endpoints spec copy', () => {
     });
   }
 
+  it('reads only own members of the host: a key that names an Object.prototype member', () => {
+    // JSON.parse makes `__proto__` an own key; on the host side it would read Object.prototype.
+    for (const key of ['__proto__', 'constructor', 'toString']) {
+      const virtual = JSON.parse(
+        `[{"addresses":[{"ip":"1","${key}":{}}],"ports":[],"${key}":{}}]`,
+      ) as unknown;
+      const copy = copyEndpointsSubsets(virtual, 'default', single);
+      expect(
+        sameEndpointsSubsets(virtual, JSON.parse(JSON.stringify(copy)), 'default', single),
+      ).toBe(true);
+      // The same number of keys, but another one in place of `key`.
+      const other = [{ addresses: [{ ip: '1', other: {} }], ports: [], other: {} }];
+      expect(sameEndpointsSubsets(virtual, other, 'default', single)).toBe(false);
+      const refOnly = JSON.parse(
+        `[{"addresses":[{"ip":"1","targetRef":{"kind":"Pod","name":"p","${key}":{}}}]}]`,
+      ) as unknown;
+      const hostRef = JSON.parse(JSON.stringify(copyEndpointsSubsets(refOnly, 'default', single)));
+      expect(sameEndpointsSubsets(refOnly, hostRef, 'default', single)).toBe(true);
+      delete hostRef[0].addresses[0].targetRef[key];
+      hostRef[0].addresses[0].targetRef.other = {};
+      expect(sameEndpointsSubsets(refOnly, hostRef, 'default', single)).toBe(false);
+    }
+  });
+
   it('tells a host Pod name that only looks right from the right one', () => {
     const virtual = [
       { addresses: [{ ip: '1', targetRef: { kind: 'Pod', name: 'p', namespace: 'default' } }] },

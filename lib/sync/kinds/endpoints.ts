@@ -149,8 +149,9 @@ function podHostKeys(ctx: SyncContext): PodHostKey {
 /**
  * Whether `host` equals (`jsonEqual`) what {@link copyEndpointsSubsets} gives for `subsets`,
  * without building that copy: the resync of an unchanged Endpoints compares, it does not copy.
- * Written as plain loops over `for...in` (own keys only), which allocate nothing: a resync
- * walks every address of both objects.
+ * Written as plain loops over `for...in`, which allocate nothing: a resync walks every address
+ * of both objects. The objects are JSON data, whose prototype chain has no enumerable members,
+ * so `for...in` visits own keys only; the other side's member is read with {@link memberOf}.
  */
 export function sameEndpointsSubsets(
   subsets: unknown,
@@ -171,14 +172,14 @@ export function sameEndpointsSubsets(
     if (!isPlainObject(hostSubset)) return false;
     let count = 0;
     for (const key in subset) {
-      if (!Object.hasOwn(subset, key)) continue;
       const value = subset[key];
       if (value === undefined) continue;
       count++;
+      const other = memberOf(hostSubset, key);
       const same =
         (key === 'addresses' || key === 'notReadyAddresses') && Array.isArray(value)
-          ? sameAddresses(value, getOwn(hostSubset, key), virtualNamespace, podName)
-          : jsonEqual(value, getOwn(hostSubset, key));
+          ? sameAddresses(value, other, virtualNamespace, podName)
+          : jsonEqual(value, other);
       if (!same) return false;
     }
     if (count !== definedCount(hostSubset)) return false;
@@ -203,14 +204,14 @@ function sameAddresses(
     if (!isPlainObject(hostAddress)) return false;
     let count = 0;
     for (const key in address) {
-      if (!Object.hasOwn(address, key)) continue;
       const value = address[key];
       if (value === undefined) continue;
       count++;
+      const other = memberOf(hostAddress, key);
       const same =
         key === 'targetRef'
-          ? sameTargetRef(value, getOwn(hostAddress, key), virtualNamespace, podName)
-          : jsonEqual(value, getOwn(hostAddress, key));
+          ? sameTargetRef(value, other, virtualNamespace, podName)
+          : jsonEqual(value, other);
       if (!same) return false;
     }
     if (count !== definedCount(hostAddress)) return false;
@@ -218,11 +219,19 @@ function sameAddresses(
   return true;
 }
 
-/** Own keys whose value is defined (what `jsonEqual` counts). */
+/** Keys whose value is defined (what `jsonEqual` counts); JSON data has own keys only. */
 function definedCount(record: Record<string, unknown>): number {
   let n = 0;
-  for (const key in record) if (Object.hasOwn(record, key) && record[key] !== undefined) n++;
+  for (const key in record) if (record[key] !== undefined) n++;
   return n;
+}
+
+/**
+ * `record[key]` for a key of the other side. An inherited member is a function (which equals no
+ * JSON value) except `__proto__`, which reads Object.prototype: that one key is read as own.
+ */
+function memberOf(record: Record<string, unknown>, key: string): unknown {
+  return key === '__proto__' ? getOwn(record, key) : record[key];
 }
 
 function sameTargetRef(
@@ -239,14 +248,13 @@ function sameTargetRef(
   if (host['namespace'] !== podName.namespace(namespace)) return false;
   let count = 1;
   for (const key in ref) {
-    if (!Object.hasOwn(ref, key) || key === 'namespace') continue;
+    if (key === 'namespace' || key === 'uid' || key === 'resourceVersion') continue;
     const value = ref[key];
-    if (value === undefined || key === 'uid' || key === 'resourceVersion') continue;
+    if (value === undefined) continue;
     count++;
+    const other = memberOf(host, key);
     const same =
-      key === 'name'
-        ? podName.is(getOwn(host, key), namespace, value as string)
-        : jsonEqual(value, getOwn(host, key));
+      key === 'name' ? podName.is(other, namespace, value as string) : jsonEqual(value, other);
     if (!same) return false;
   }
   return count === definedCount(host);
