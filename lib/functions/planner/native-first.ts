@@ -14,6 +14,7 @@
  * together exceed {@link NATIVE_PLAN_BUDGET}: the worker's heap cap, not this thread's memory,
  * then bounds what a configuration can make an object grow to.
  */
+import { setImmediate } from 'node:timers/promises';
 import type { SyncConfig } from '../../config/index.ts';
 import type { Evaluator, ExpressionEngine } from '../../patches/index.ts';
 import { planSync } from '../../sync/index.ts';
@@ -68,6 +69,10 @@ export function nativeFirstPlanner(
   };
   return {
     async plan(input) {
+      // Like the worker's reply, a plan here costs the caller a turn of the event loop: items
+      // whose host requests answer together would otherwise be planned back to back in one
+      // turn, ahead of I/O already waiting (a live item's response behind a resync's batch).
+      await setImmediate();
       if (needsSandbox(input.config)) {
         stats.sandboxConfig++;
         return sandboxed.plan(input);
