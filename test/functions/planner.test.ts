@@ -17,6 +17,7 @@ import {
   expressionSites,
   inProcessPlanner,
   nativeFirstPlanner,
+  type Planner,
   type PlannerIncident,
   type WorkerPlannerOptions,
 } from '../../lib/functions/planner/index.ts';
@@ -94,6 +95,29 @@ function planner(options: WorkerPlannerOptions = {}) {
   return Object.assign(made, { incidents });
 }
 
+const LABEL = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,6}[a-z0-9])?$/);
+
+/** Checks that `planner` gives the in-process planner's plans for BASIC with random labels. */
+async function expectInProcessPlans(
+  planner: Planner,
+  label: fc.Arbitrary<string>,
+  numRuns: number,
+): Promise<void> {
+  const local = inProcessPlanner(engine);
+  await fc.assert(
+    fc.asyncProperty(
+      fc.dictionary(fc.constantFrom('app', 'tier', 'x.io/y'), label, { maxKeys: 3 }),
+      fc.option(fc.constantFrom('db.default.svc', 'api.team.svc', 'nope'), { nil: undefined }),
+      async (labels, up) => {
+        const i = input(BASIC, 'db', labels, up === undefined ? {} : { up });
+        const [a, b] = await Promise.all([planner.plan(i), local.plan(i)]);
+        expect(a.plan).toEqual(b.plan);
+      },
+    ),
+    { numRuns },
+  );
+}
+
 let engine: ExpressionEngine;
 beforeAll(async () => {
   engine = await createExpressionEngine();
@@ -157,21 +181,8 @@ describe('expression sites', () => {
 describe('worker planner', () => {
   it('gives the plans the in-process planner gives (property)', async () => {
     const worker = planner();
-    const local = inProcessPlanner(engine);
-    const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,6}[a-z0-9])?$/);
     try {
-      await fc.assert(
-        fc.asyncProperty(
-          fc.dictionary(fc.constantFrom('app', 'tier', 'x.io/y'), label, { maxKeys: 3 }),
-          fc.option(fc.constantFrom('db.default.svc', 'api.team.svc', 'nope'), { nil: undefined }),
-          async (labels, up) => {
-            const i = input(BASIC, 'db', labels, up === undefined ? {} : { up });
-            const [a, b] = await Promise.all([worker.plan(i), local.plan(i)]);
-            expect(a.plan).toEqual(b.plan);
-          },
-        ),
-        { numRuns: 40 },
-      );
+      await expectInProcessPlans(worker, LABEL, 40);
     } finally {
       await worker.close();
     }
@@ -425,25 +436,10 @@ describe('native-first planner', () => {
 
   it('gives the plans the in-process planner gives, on and off the native path (property)', async () => {
     const made = nativeFirst();
-    const local = inProcessPlanner(engine);
     // Lone surrogates and long values are inputs the native path hands to the sandbox.
-    const label = fc.oneof(
-      fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,6}[a-z0-9])?$/),
-      fc.constantFrom('a\uD800b', '\uDFFF', 'x'.repeat(70)),
-    );
+    const label = fc.oneof(LABEL, fc.constantFrom('a\uD800b', '\uDFFF', 'x'.repeat(70)));
     try {
-      await fc.assert(
-        fc.asyncProperty(
-          fc.dictionary(fc.constantFrom('app', 'tier', 'x.io/y'), label, { maxKeys: 3 }),
-          fc.option(fc.constantFrom('db.default.svc', 'api.team.svc', 'nope'), { nil: undefined }),
-          async (labels, up) => {
-            const i = input(BASIC, 'db', labels, up === undefined ? {} : { up });
-            const [a, b] = await Promise.all([made.plan(i), local.plan(i)]);
-            expect(a.plan).toEqual(b.plan);
-          },
-        ),
-        { numRuns: 60 },
-      );
+      await expectInProcessPlans(made, label, 60);
       const stats = made.stats();
       expect(stats.native).toBeGreaterThan(0);
       expect(stats.declined).toBeGreaterThan(0);
