@@ -89,17 +89,25 @@ export function copyEndpointsSubsets(
 
 type PodHostKey = (namespace: string, name: string) => { namespace: string; name: string };
 
+/**
+ * A spread copies the address's keys in order, as own data properties (a `__proto__` key too),
+ * in one step, where a store per key was a quarter of a create plan; then only the nested values
+ * are replaced by copies (the targetRef translated) and `undefined` members (never in JSON) are
+ * dropped, as {@link cloneJson} drops them.
+ */
 function copyAddress(address: unknown, virtualNamespace: string, podKey: PodHostKey): unknown {
   if (!isPlainObject(address)) return cloneJson(address);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(address)) {
-    const value = address[key];
-    if (value === undefined) continue;
-    setOwn(
-      out,
-      key,
-      key === 'targetRef' ? copyTargetRef(value, virtualNamespace, podKey) : cloneJson(value),
-    );
+  const out: Record<string, unknown> = { ...address };
+  for (const key in out) {
+    const value = out[key];
+    if (value === undefined) delete out[key];
+    else if (typeof value === 'object' && value !== null) {
+      setOwn(
+        out,
+        key,
+        key === 'targetRef' ? copyTargetRef(value, virtualNamespace, podKey) : cloneJson(value),
+      );
+    }
   }
   return out;
 }
