@@ -1,11 +1,12 @@
 /**
- * The planner: where `planSync` runs for the sync function. The function's default is the worker
- * planner (worker-planner.ts), which runs every plan in a worker thread under a watchdog so that
- * no expression can hold the CPU past its limit; the in-process planner here calls `planSync`
- * directly with a given evaluator, for callers that bring their own (tests, benchmarks, tools).
+ * The planner: where `planSync` runs for the sync function. The function's default is the
+ * native-first planner (native-first.ts): plans whose expressions all have exact native results
+ * run on the calling thread, every other plan in the worker planner (worker-planner.ts), a worker
+ * thread under a watchdog so that no expression can hold the CPU past its limit. The in-process
+ * planner here calls `planSync` directly with a given evaluator, for callers that bring their own
+ * (tests, benchmarks, tools).
  */
 import type { SyncConfig } from '../../config/index.ts';
-import type { ReasonCode } from '../../model/index.ts';
 import type { Evaluator } from '../../patches/index.ts';
 import { type Plan, type PlanInput, planSync } from '../../sync/index.ts';
 
@@ -51,24 +52,4 @@ export function inProcessPlanner(evaluator: Evaluator): Planner {
     },
     async close() {},
   };
-}
-
-/** A failed plan for `input` that writes nothing. */
-export function failedPlan(
-  input: PlanInput,
-  reasonCode: ReasonCode,
-  reason: string,
-  retryable: boolean,
-): PlannedItem {
-  const plan: Plan = {
-    key: { namespace: input.key?.namespace ?? '', name: input.key?.name ?? '' },
-    status: 'failed',
-    reasonCode,
-    reason,
-    retryable,
-    hostWrites: [],
-    virtualWrites: [],
-    reports: [],
-  };
-  return { plan, patchEvalMs: 0 };
 }

@@ -15,11 +15,12 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { SyncConfig } from '../../config/types.ts';
+import type { ReasonCode } from '../../model/index.ts';
 import type { EngineOptions } from '../../patches/expression/index.ts';
-import type { PlanInput } from '../../sync/index.ts';
+import type { Plan, PlanInput } from '../../sync/index.ts';
 import { EvalClock, type RunningEvaluation } from './eval-clock.ts';
 import { expressionSites } from './expression-sites.ts';
-import { failedPlan, type PlannedItem, type Planner } from './planner.ts';
+import type { PlannedItem, Planner } from './planner.ts';
 import type { PlanReply, PlanRequest, PlanWorkerData } from './protocol.ts';
 import { planWorkerUrl } from './worker-location.ts';
 
@@ -408,6 +409,26 @@ class WorkerPool {
     if (!this.#closed) this.#current();
     this.#dispatch();
   }
+}
+
+/** A failed plan for `input` that writes nothing. */
+function failedPlan(
+  input: PlanInput,
+  reasonCode: ReasonCode,
+  reason: string,
+  retryable: boolean,
+): PlannedItem {
+  const plan: Plan = {
+    key: { namespace: input.key?.namespace ?? '', name: input.key?.name ?? '' },
+    status: 'failed',
+    reasonCode,
+    reason,
+    retryable,
+    hostWrites: [],
+    virtualWrites: [],
+    reports: [],
+  };
+  return { plan, patchEvalMs: 0 };
 }
 
 /** The kind of a worker error, never its message (which may quote a value). */
