@@ -88,8 +88,16 @@ export function planSync(input: PlanInput, env: PlanEnv): Plan {
     if (error instanceof InvalidPlanInputError) {
       return failed(key, 'invalid-input', error.message, false, reports);
     }
-    const message = error instanceof Error ? error.message : String(error);
-    return failed(key, 'internal-error', `planning failed unexpectedly: ${message}`, true, reports);
+    // The class only: the message of an error raised on the way (a parser's, a getter's) can
+    // quote the data it was working on.
+    const kind = error instanceof Error ? error.name : typeof error;
+    return failed(
+      key,
+      'internal-error',
+      `planning failed unexpectedly (${kind}); this is a bug, please report it; a retry plans the item again`,
+      true,
+      reports,
+    );
   }
 }
 
