@@ -82,7 +82,10 @@ describe('EndpointSlices, virtual -> host', () => {
         name: hostNameOf(stack, 'early-0'),
         namespace: HNS,
       });
-      expect(results.at(-1)!.result.status).toBe('applied');
+      // The result reaches the forwarder after the write reaches the host.
+      await until('applied once the Service exists', () => {
+        expect(results.at(-1)!.result.status).toBe('applied');
+      });
     } finally {
       stack.forwarder.events.off('result', onResult);
     }
