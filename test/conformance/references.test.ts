@@ -10,7 +10,7 @@ import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { VirtualClusterIdentity } from '../../lib/sync/types.ts';
-import { ClusterPair, config, endpoints, manualService } from '../sync/fixtures.ts';
+import { ClusterPair, config, endpoints, manualService, referringPair } from '../sync/fixtures.ts';
 import { type Conformance, docs, source } from './vcluster.ts';
 
 const who: VirtualClusterIdentity = {
@@ -34,18 +34,6 @@ function refConfig(apiVersion: string, kind: string): string {
     '        - path: metadata.annotations["example.com/ref"]',
     `          reference: {apiVersion: ${apiVersion}, kind: ${kind}}`,
   ].join('\n');
-}
-
-/** Endpoints `default/db` (with its Service) whose `example.com/ref` names `target`. */
-function referringPair(): ClusterPair {
-  const pair = new ClusterPair();
-  pair.put(
-    'virtual',
-    'endpoints',
-    endpoints('db', 'default', { annotations: { 'example.com/ref': 'target' } }),
-  );
-  pair.put('virtual', 'services', manualService());
-  return pair;
 }
 
 interface ReferenceCase {
@@ -146,7 +134,7 @@ const cases: ReferenceCase[] = [
 describe('reference host names by kind', () => {
   it.each(cases)('$kind -> $expected name [$conformance]', (c) => {
     const yaml = refConfig(c.apiVersion, c.kind);
-    const pair = referringPair();
+    const pair = referringPair('example.com/ref', 'target');
     const plan = planSync(pair.input(config(yaml), 'default', 'db', who), { evaluator });
     const create = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === 'endpoints');
     expect(create, plan.reason).toBeDefined();
@@ -169,7 +157,7 @@ describe(`the copy of a referenced Secret (${source('pkg/controllers/resources/s
     ['Opaque', 'Opaque'],
   ])('type %s -> %s [same]', (type, expected) => {
     const yaml = refConfig('v1', 'Secret');
-    const pair = referringPair();
+    const pair = referringPair('example.com/ref', 'target');
     pair.put('virtual', 'secrets', {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -241,7 +229,7 @@ describe(`the lifecycle of a referenced Secret's copy (${source('pkg/controllers
   const COPY = hostName('target', 'default', 'my-vcluster');
 
   function synced() {
-    const pair = referringPair();
+    const pair = referringPair('example.com/ref', 'target');
     pair.put('virtual', 'secrets', {
       apiVersion: 'v1',
       kind: 'Secret',

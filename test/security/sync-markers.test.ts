@@ -20,6 +20,7 @@ import {
   endpoints,
   identity,
   manualService,
+  referringPair,
   SECRET_REFERENCE,
   secret,
 } from '../sync/fixtures.ts';
@@ -64,13 +65,7 @@ function planWith(
   yaml = REF,
   hostObjects: KubeObject[] = [],
 ): Plan {
-  const pair = new ClusterPair();
-  pair.put(
-    'virtual',
-    'endpoints',
-    endpoints('db', 'default', { annotations: { 'db-secret': 'creds' } }),
-  );
-  pair.put('virtual', 'services', manualService());
+  const pair = referringPair();
   pair.put('virtual', 'secrets', virtualSecret);
   for (const o of hostObjects) pair.put('host', 'secrets', o);
   return planSync(pair.input(config(yaml), 'default', 'db', who), { evaluator });
@@ -217,13 +212,7 @@ describe('finding 10: forged import markers', () => {
 describe('finding 10: signed imports', () => {
   /** A host edit points the Endpoints at the host-only Secret `shared-db`, which is imported. */
   function importScenario(who: VirtualClusterIdentity) {
-    const pair = new ClusterPair();
-    pair.put(
-      'virtual',
-      'endpoints',
-      endpoints('db', 'default', { annotations: { 'db-secret': 'creds' } }),
-    );
-    pair.put('virtual', 'services', manualService());
+    const pair = referringPair();
     pair.put('virtual', 'secrets', secret('creds'));
     const cfg = config(REF);
     const plan = (as: VirtualClusterIdentity = who) =>

@@ -21,6 +21,7 @@ import {
   FOREIGN_MARKERS,
   identity,
   manualService,
+  referringPair,
   SECRET_REFERENCE,
   secret,
 } from '../sync/fixtures.ts';
@@ -36,13 +37,7 @@ const LEGACY = shortName('creds', 'default', 'vc');
 
 /** Endpoints `default/db` naming the Secret `default/creds`, synced with its copy. */
 function synced(cfg: SyncConfig = config(REF), who: VirtualClusterIdentity = identity) {
-  const pair = new ClusterPair();
-  pair.put(
-    'virtual',
-    'endpoints',
-    endpoints('db', 'default', { annotations: { 'db-secret': 'creds' } }),
-  );
-  pair.put('virtual', 'services', manualService());
+  const pair = referringPair();
   pair.put('virtual', 'secrets', secret('creds'));
   pair.apply(planSync(pair.input(cfg, 'default', 'db', who), { evaluator }));
   return pair;

@@ -13,10 +13,9 @@ import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { Plan } from '../../lib/sync/types.ts';
 import {
-  ClusterPair,
+  type ClusterPair,
   config,
-  endpoints,
-  manualService,
+  referringPair,
   SECRET_REFERENCE,
   secret,
 } from '../sync/fixtures.ts';
@@ -73,13 +72,7 @@ function copiedSecrets(plan: Plan): KubeObject[] {
 
 /** Endpoints `default/db` (with its Service) referencing the virtual Secret `creds` of `type`. */
 function referencingPair(type: string): ClusterPair {
-  const pair = new ClusterPair();
-  pair.put(
-    'virtual',
-    'endpoints',
-    endpoints('db', 'default', { annotations: { 'db-secret': 'creds' } }),
-  );
-  pair.put('virtual', 'services', manualService());
+  const pair = referringPair();
   pair.put('virtual', 'secrets', tokenSecret(type));
   return pair;
 }

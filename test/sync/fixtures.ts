@@ -262,6 +262,21 @@ export class ClusterPair {
 }
 
 /**
+ * A pair holding the virtual Endpoints `default/db` and its selector-less Service, the
+ * Endpoints' `annotation` naming `target`: what a reference patch on that annotation follows.
+ */
+export function referringPair(annotation = 'db-secret', target = 'creds'): ClusterPair {
+  const pair = new ClusterPair();
+  pair.put(
+    'virtual',
+    'endpoints',
+    endpoints('db', 'default', { annotations: { [annotation]: target } }),
+  );
+  pair.put('virtual', 'services', manualService());
+  return pair;
+}
+
+/**
  * Labels and annotations of host objects that are not this virtual cluster's (`vc`) copy of the
  * virtual object `default/creds`, each with what it is: the cases every "left alone" test runs.
  */
