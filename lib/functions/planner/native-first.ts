@@ -69,14 +69,14 @@ export function nativeFirstPlanner(
   };
   return {
     async plan(input) {
-      // Like the worker's reply, a plan here costs the caller a turn of the event loop: items
-      // whose host requests answer together would otherwise be planned back to back in one
-      // turn, ahead of I/O already waiting (a live item's response behind a resync's batch).
-      await setImmediate();
       if (needsSandbox(input.config)) {
         stats.sandboxConfig++;
         return sandboxed.plan(input);
       }
+      // Like the worker's reply, a plan here costs the caller a turn of the event loop: items
+      // whose host requests answer together would otherwise be planned back to back in one
+      // turn, ahead of I/O already waiting (a live item's response behind a resync's batch).
+      await setImmediate();
       const declinedBefore = engine.declined;
       let patchEvalMs = 0;
       let resultChars = 0;
