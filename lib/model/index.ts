@@ -30,7 +30,7 @@ export {
   markerKeys,
   objectKindValue,
 } from './markers.ts';
-export { childPath, indexPath, MAX_KEY_SHOWN, messagePath } from './message-path.ts';
+export { childPath, errorClass, indexPath, MAX_KEY_SHOWN, messagePath } from './message-path.ts';
 export type { JsonValue, KubeObject, ObjectMeta } from './object.ts';
 export type { Patch, ReferenceSpec, SourcePosition } from './patch-spec.ts';
 export {

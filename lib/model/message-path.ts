@@ -34,3 +34,12 @@ export function messagePath(segments: readonly (string | number)[]): string {
   }
   return path;
 }
+
+/**
+ * What a message may say about an unexpected error: its class (`TypeError`), or the type of a
+ * thrown non-error, never its message, which can quote the data it was working on (a parser's
+ * does).
+ */
+export function errorClass(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
+}

@@ -3,6 +3,7 @@
  * one direction and reports what every patch did at every match.
  */
 import {
+  errorClass,
   isPlainObject,
   type JsonValue,
   type KubeObject,
@@ -183,12 +184,11 @@ function evaluate(env: PipelineEnv, source: string, value: unknown, path: string
   } catch (error) {
     // The Evaluator contract is to return failures; a throw is a bug in it, kept per object.
     // Its message could quote the value it was working on, so only the error's class is told.
-    const kind = error instanceof Error ? error.name : typeof error;
     return {
       ok: false,
       error: {
         code: 'internal',
-        message: `the expression engine failed (${kind}); please report it`,
+        message: `the expression engine failed (${errorClass(error)}); please report it`,
       },
     };
   }

@@ -4,6 +4,7 @@
  * (bad input or a bug becomes a `failed` plan) and it writes nothing itself.
  */
 import {
+  errorClass,
   isPlainObject,
   type KubeObject,
   objectKeyString,
@@ -90,11 +91,10 @@ export function planSync(input: PlanInput, env: PlanEnv): Plan {
     }
     // The class only: the message of an error raised on the way (a parser's, a getter's) can
     // quote the data it was working on.
-    const kind = error instanceof Error ? error.name : typeof error;
     return failed(
       key,
       'internal-error',
-      `planning failed unexpectedly (${kind}); this is a bug, please report it; a retry plans the item again`,
+      `planning failed unexpectedly (${errorClass(error)}); this is a bug, please report it; a retry plans the item again`,
       true,
       reports,
     );

@@ -9,6 +9,7 @@
  */
 
 import type { JsonValue } from '../../kube/object.ts';
+import { errorClass } from '../../model/index.ts';
 import { NamingError, virtualToHostDNS } from '../../naming/index.ts';
 import type { EvalResult, Evaluator, ExpressionContext, ExpressionError } from '../types.ts';
 import { analyseExpression, type ExpressionUse } from './analysis.ts';
@@ -231,7 +232,7 @@ export class ExpressionEngine implements Evaluator {
       return this.#fail({
         code: 'internal',
         // The class only: a host error's message is not known to be free of data.
-        message: `the expression engine failed (${err instanceof Error ? err.name : typeof err})`,
+        message: `the expression engine failed (${errorClass(err)})`,
       });
     } finally {
       this.#current = undefined;

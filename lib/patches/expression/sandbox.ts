@@ -5,6 +5,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
+import { errorClass } from '../../model/index.ts';
 import type { ExpressionError } from '../types.ts';
 import type { QuickJSInstance } from './instance.ts';
 import { Lru } from './lru.ts';
@@ -474,7 +475,7 @@ function decode(out: string): CallOutcome {
 /** A failure of the host or of the WebAssembly machine itself (V8 stack, trap, abort). */
 function hostFailure(err: unknown): ExpressionError {
   // Only the error's class is reported: a host error's message is not known to be free of data.
-  const name = err instanceof Error ? err.name : typeof err;
+  const name = errorClass(err);
   const text = err instanceof Error ? err.message : '';
   if (err instanceof RangeError && /call stack/i.test(text)) {
     return {
