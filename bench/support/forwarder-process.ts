@@ -34,7 +34,16 @@ export interface ForwarderRun {
   mem: { rss: number; hwm: number };
   /** Spawn -> the `initial sync done` log line. */
   syncMs: number;
+  /**
+   * The same, {@link SETTLE_MS} later with nothing to do: what the process holds in its steady
+   * state, once V8's memory reducer (which starts some 8 s after the allocation rate drops) has
+   * collected the garbage of the initial sync and returned its pages. `mem` is the transient.
+   */
+  settled?: { rss: number; hwm: number };
 }
+
+/** How long {@link runForwarderProcess} waits idle before its settled sample. */
+export const SETTLE_MS = 15_000;
 
 /** Options of {@link startForwarderProcess}. */
 export interface ForwarderProcessOptions {
@@ -172,16 +181,19 @@ export async function startForwarderProcess(
 
 /**
  * Spawns the forwarder against `stack` and resolves when it logs `initial sync done` (its memory
- * sampled then), after stopping it.
+ * sampled then, and with `settle` once more {@link SETTLE_MS} later), after stopping it.
  */
 export async function runForwarderProcess(
   stack: Stack,
-  options: ForwarderProcessOptions,
+  options: ForwarderProcessOptions & { settle?: boolean },
 ): Promise<ForwarderRun> {
   const forwarder = await startForwarderProcess(stack, options);
   try {
     const syncMs = await forwarder.initialSync;
-    return { mem: await forwarder.sampleMemory(), syncMs };
+    const mem = await forwarder.sampleMemory();
+    if (!options.settle) return { mem, syncMs };
+    await sleep(SETTLE_MS);
+    return { mem, syncMs, settled: await forwarder.sampleMemory() };
   } finally {
     await forwarder.stop();
   }
