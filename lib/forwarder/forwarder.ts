@@ -215,8 +215,12 @@ class ForwarderImpl implements Forwarder {
   readonly #refs = new ReferenceIndex();
   /** Item key -> the companion keys (`resource/namespace/name`) its kind reads. */
   readonly #companions = new ReferenceIndex();
-  /** Item key -> key (`namespace/name`) of its managed host copy. */
-  readonly #hostByVirtual = new Map<string, string>();
+  /**
+   * Item key -> the resourceVersion of its managed host copy (as last seen; '' if it had none).
+   * The version, not the copy's cache key: the version's string is the cached copy's own, where
+   * the key was a second copy of the host cache's key for every item.
+   */
+  readonly #hostVersions = new Map<string, string>();
   /** Versions of the function's own host writes, to drop their echoes from the host watch. */
   readonly #ownWrites = new OwnWrites();
   readonly #watches: Watches;
@@ -527,7 +531,6 @@ class ForwarderImpl implements Forwarder {
     if (this.#stopped) return;
     this.#intake = true;
     const keys = this.#itemKeys();
-    for (const key of keys) this.#indexReferences(key);
     this.#progress.begin(keys);
     this.resync();
     this.#logger.info('informers synced', {
@@ -690,12 +693,6 @@ class ForwarderImpl implements Forwarder {
     this.#queue.add(key, trigger);
   }
 
-  /** Records what the item `key` (its object at hand, else read from the cache) may reference. */
-  #indexReferences(key: string, object = this.#watches.get(parseResourceKey(key)!)): void {
-    if (!object) this.#refs.delete(key);
-    else this.#refs.set(key, referenceCandidates(object).map(objectKeyString));
-  }
-
   #onItem(watch: ItemWatch, object: KubeObject, deleted: boolean): void {
     const itemKey = resourceKeyOf(watch.resource.plural, object);
     const key = resourceKeyString(itemKey);
@@ -703,8 +700,10 @@ class ForwarderImpl implements Forwarder {
       this.#refs.delete(key);
       this.#companions.delete(key);
     } else {
+      // Both indexes hold this one key string (an item's key in each was a copy of its own), from
+      // the first list on: what an item may reference is known before intake opens.
       this.#companions.set(key, companionKeys(itemKey, object).map(resourceKeyString));
-      if (this.#intake) this.#indexReferences(key, object);
+      this.#refs.set(key, referenceCandidates(object).map(objectKeyString));
     }
     this.#enqueue(key, 'toHost', watch.resource.plural);
   }
@@ -753,12 +752,12 @@ class ForwarderImpl implements Forwarder {
     if (virtualKey === undefined) return;
     const key = resourceKeyString(virtualKey);
     if (deleted) {
-      this.#hostByVirtual.delete(key);
+      this.#hostVersions.delete(key);
       this.#ownWrites.forget(key);
       this.#enqueue(key, 'toHost', 'host-deleted');
       return;
     }
-    this.#hostByVirtual.set(key, objectKeyString(keyOfObject(object)));
+    this.#hostVersions.set(key, object.metadata.resourceVersion ?? '');
     if (this.#ownWrites.consume(key, object.metadata.resourceVersion)) {
       this.metrics.echoesDropped.inc({ stage: 'watch' });
       return;
@@ -773,15 +772,12 @@ class ForwarderImpl implements Forwarder {
   #hostCopyUnseen(key: string): boolean {
     const watch = this.#watchOf.get(parseResourceKey(key)?.resource ?? '');
     if (watch === undefined || !watch.host.hasSynced()) return false;
-    return !this.#hostByVirtual.has(key) && !this.#ownWrites.awaits(key);
+    return !this.#hostVersions.has(key) && !this.#ownWrites.awaits(key);
   }
 
   /** The resourceVersion of the cached host copy of the item `key`, if any. */
   #hostVersion(key: string): string | undefined {
-    const hostKey = this.#hostByVirtual.get(key);
-    const watch = this.#watchOf.get(parseResourceKey(key)?.resource ?? '');
-    if (hostKey === undefined || watch === undefined) return undefined;
-    return watch.host.get(hostKey)?.metadata.resourceVersion;
+    return this.#hostVersions.get(key) || undefined;
   }
 
   /** The virtual item a host copy names in its marker annotations. */
