@@ -53,21 +53,32 @@ export function referenceCandidates(object: KubeObject): ObjectKey[] {
  * own name, its Service) and an item's companion list one key, so a lone key is kept as the
  * string itself, not in a Set or an array (at 10,000 items some 30,000 Sets and 10,000 arrays
  * fewer).
+ *
+ * A key many items name (a label value such as `backend`, in their namespace) would otherwise be
+ * one string per referrer, each built from that referrer's object: once it has a second referrer
+ * the index keeps one instance of it ({@link #shared}) and every later referrer's list holds
+ * that one.
  */
 export class ReferenceIndex {
   readonly #forward = new Map<string, string | readonly string[]>();
   readonly #reverse = new Map<string, string | Set<string>>();
+  /** Referenced keys with two referrers or more -> the instance the lists share. */
+  readonly #shared = new Map<string, string>();
 
   /** Replaces what `referrer` references with `referenced`. */
   set(referrer: string, referenced: readonly string[]): void {
     this.delete(referrer);
     if (referenced.length === 0) return;
-    this.#forward.set(referrer, referenced.length === 1 ? referenced[0]! : [...referenced]);
-    for (const target of referenced) {
+    const targets = referenced.map((target) => this.#shared.get(target) ?? target);
+    this.#forward.set(referrer, targets.length === 1 ? targets[0]! : targets);
+    for (const target of targets) {
       const present = this.#reverse.get(target);
       if (present === undefined) this.#reverse.set(target, referrer);
       else if (typeof present !== 'string') present.add(referrer);
-      else if (present !== referrer) this.#reverse.set(target, new Set([present, referrer]));
+      else if (present !== referrer) {
+        this.#reverse.set(target, new Set([present, referrer]));
+        this.#shared.set(target, target);
+      }
     }
   }
 
@@ -82,7 +93,10 @@ export class ReferenceIndex {
         this.#reverse.delete(target);
       } else if (present !== undefined && typeof present !== 'string') {
         present.delete(referrer);
-        if (present.size === 1) this.#reverse.set(target, present.values().next().value!);
+        if (present.size === 1) {
+          this.#reverse.set(target, present.values().next().value!);
+          this.#shared.delete(target);
+        }
       }
     }
   }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReferenceIndex, referenceCandidates } from '../../lib/forwarder/reference-index.ts';
 
@@ -64,5 +65,39 @@ describe('ReferenceIndex', () => {
     index.set('apps/e', ['apps/s']);
     index.referrers('apps/s').push('apps/x');
     expect(index.referrers('apps/s')).toEqual(['apps/e']);
+  });
+
+  it('answers as a plain referrer -> referenced map would, through any sequence of sets and deletes', () => {
+    const keys = fc.constantFrom('ns/a', 'ns/b', 'ns/c', 'ns/d');
+    const op = fc.oneof(
+      fc.record({ referrer: keys, referenced: fc.array(keys, { maxLength: 4 }) }),
+      fc.record({ referrer: keys }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const index = new ReferenceIndex();
+        const model = new Map<string, Set<string>>();
+        for (const o of ops) {
+          if ('referenced' in o) {
+            // Referrer keys are built separately from the referenced ones, as the forwarder does.
+            index.set(
+              o.referrer,
+              o.referenced.map((k) => `${k}`),
+            );
+            if (o.referenced.length > 0) model.set(o.referrer, new Set(o.referenced));
+            else model.delete(o.referrer);
+          } else {
+            index.delete(o.referrer);
+            model.delete(o.referrer);
+          }
+          for (const k of ['ns/a', 'ns/b', 'ns/c', 'ns/d']) {
+            const expected = [...model].filter(([, t]) => t.has(k)).map(([r]) => r);
+            expect(index.referrers(k).sort()).toEqual(expected.sort());
+            expect(new Set(index.references(k))).toEqual(model.get(k) ?? new Set());
+          }
+          expect(index.size).toBe(model.size);
+        }
+      }),
+    );
   });
 });
