@@ -54,7 +54,36 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string | string[]> = {},
 ): void {
-  const text = prettyResponses.has(res) ? JSON.stringify(body, null, 2) : JSON.stringify(body);
+  sendText(
+    res,
+    code,
+    prettyResponses.has(res) ? JSON.stringify(body, null, 2) : JSON.stringify(body),
+    headers,
+  );
+}
+
+/**
+ * An object of `r` as the answer, with its kind and apiVersion: the store's text of it, which its
+ * watch events have just written, unless the client asked for indented JSON.
+ */
+export function sendObject(
+  res: ServerResponse,
+  code: number,
+  store: ClusterStore,
+  r: ResourceType,
+  object: Record<string, unknown>,
+  headers: Record<string, string | string[]> = {},
+): void {
+  if (prettyResponses.has(res)) sendJson(res, code, store.withTypeMeta(r, object), headers);
+  else sendText(res, code, store.typedJson(r, object), headers);
+}
+
+function sendText(
+  res: ServerResponse,
+  code: number,
+  text: string,
+  headers: Record<string, string | string[]>,
+): void {
   res.writeHead(code, {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-cache, private',

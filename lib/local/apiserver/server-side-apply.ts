@@ -16,6 +16,7 @@
  */
 import { cloneJson, isPlainObject, setOwn } from '../../model/index.ts';
 import { conflict, failure, StatusError } from './errors.ts';
+import { rfc3339 } from './object-meta.ts';
 import { swaggerDefinitions } from './openapi.ts';
 import { apiVersionOf, type ResourceType } from './resources.ts';
 
@@ -311,18 +312,6 @@ function entries(meta: Obj): ManagedFieldsEntry[] {
   return Array.isArray(meta.managedFields) ? (meta.managedFields as ManagedFieldsEntry[]) : [];
 }
 
-/** The last second {@link now} formatted, and its text: every write of a second shares one. */
-let lastSecond = { second: Number.NaN, text: '' };
-
-/** The managed-fields time: now, to the second, as kube-apiserver writes it. */
-function now(): string {
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== lastSecond.second) {
-    lastSecond = { second, text: new Date(second * 1000).toISOString().replace('.000Z', 'Z') };
-  }
-  return lastSecond.text;
-}
-
 function pathText(p: string): string {
   return p
     .split('\u0000')
@@ -346,7 +335,7 @@ function withEntry(
       manager,
       operation,
       apiVersion,
-      time: now(),
+      time: rfc3339(new Date()),
       fieldsType: 'FieldsV1',
       fieldsV1: toFieldsV1([...set].sort()),
     },

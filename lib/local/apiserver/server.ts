@@ -25,6 +25,7 @@ import {
   type Route,
   type ServerContext,
   sendJson,
+  sendObject,
   sendStatus,
 } from './http-io.ts';
 import { openapiV2, openapiV3, openapiV3Index } from './openapi.ts';
@@ -315,12 +316,8 @@ function serveGet(
   const table = tableOptions(req, q, r, {
     resourceVersion: String((stored.metadata as Obj).resourceVersion ?? ''),
   });
-  sendJson(
-    res,
-    200,
-    table ? toTable(r, [stored], table) : ctx.store.withTypeMeta(r, stored),
-    headers(),
-  );
+  if (table) sendJson(res, 200, toTable(r, [stored], table), headers());
+  else sendObject(res, 200, ctx.store, r, stored, headers());
 }
 
 /** The request's body as one object of the route's kind (JSON, YAML or protobuf). */
@@ -367,12 +364,12 @@ async function serveWrite(
   }
   if (method === 'POST') {
     const obj = store.createObject(r, namespace, await readObject(ctx, req, r.kind), opts);
-    return sendJson(res, 201, store.withTypeMeta(r, obj), headers());
+    return sendObject(res, 201, store, r, obj, headers());
   }
   if (method === 'PUT') {
     const body = await readObject(ctx, req, r.kind);
     const { object, created } = store.updateObject(r, namespace, name!, body, opts);
-    return sendJson(res, created ? 201 : 200, store.withTypeMeta(r, object), headers());
+    return sendObject(res, created ? 201 : 200, store, r, object, headers());
   }
   if (method === 'PATCH') {
     if (type === APPLY_PATCH) {
@@ -394,11 +391,11 @@ async function serveWrite(
         params.force,
         opts,
       );
-      return sendJson(res, created ? 201 : 200, store.withTypeMeta(r, object), headers());
+      return sendObject(res, created ? 201 : 200, store, r, object, headers());
     }
     const patch = decodeJson(await readBody(req, ctx.maxBodyBytes), 'patch');
     const obj = store.patchObject(r, namespace, name!, type as PatchType, patch, opts);
-    return sendJson(res, 200, store.withTypeMeta(r, obj), headers());
+    return sendObject(res, 200, store, r, obj, headers());
   }
   throw methodNotAllowed();
 }
@@ -417,7 +414,7 @@ async function serveDelete(
   const deleteOpts = deleteParams(raw.length > 0 ? decodeJson(raw, 'DeleteOptions') : undefined, q);
   if (name) {
     const obj = store.deleteObject(r, namespace, name, deleteOpts);
-    return sendJson(res, 200, store.withTypeMeta(r, obj), headers());
+    return sendObject(res, 200, store, r, obj, headers());
   }
   const sel = selectors(q, r);
   const deleted = store.deleteCollectionObjects(r, namespace, {

@@ -122,6 +122,8 @@ export class ClusterStore {
   readonly #tables = new Map<string, Map<string, Obj>>();
   readonly #rand: () => number;
   readonly #now: () => Date;
+  /** What {@link typedJson} wrote last. */
+  #lastJson: { object: Obj | undefined; text: string } = { object: undefined, text: '' };
   #rv = 0;
   readonly #history: EventHistory;
   readonly #watchers = new WatchHub();
@@ -184,6 +186,18 @@ export class ClusterStore {
   /** `{kind, apiVersion, ...object}` without copying the object. */
   withTypeMeta(r: ResourceType, o: Obj): Obj {
     return { kind: r.kind, apiVersion: apiVersionOf(r), ...o };
+  }
+
+  /**
+   * `JSON.stringify(withTypeMeta(r, o))`, the text of the last object asked for kept: a write
+   * serialises its object for its watch events (one line per event, shared by the watches) and
+   * then for its answer, which is the same text (stored objects are never mutated).
+   */
+  typedJson(r: ResourceType, o: Obj): string {
+    if (this.#lastJson.object !== o) {
+      this.#lastJson = { object: o, text: JSON.stringify(this.withTypeMeta(r, o)) };
+    }
+    return this.#lastJson.text;
   }
 
   /** Copies of every object of a resource (optionally in one namespace), in key order. */

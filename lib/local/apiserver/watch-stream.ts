@@ -107,16 +107,22 @@ export class WatchStream {
     } else if (ev && ev.type === type && ev.object === object) {
       let line = lineCache.get(ev);
       if (line === undefined) {
-        line = `${JSON.stringify({ type, object: this.#store.withTypeMeta(this.#r, object) })}\n`;
+        line = this.#line(type, object);
         lineCache.set(ev, line);
       }
       this.#res.write(line);
     } else {
-      this.#res.write(
-        `${JSON.stringify({ type, object: this.#store.withTypeMeta(this.#r, object) })}\n`,
-      );
+      this.#res.write(this.#line(type, object));
     }
     this.#watchBuffer();
+  }
+
+  /**
+   * `JSON.stringify({ type, object })` and a newline, with the object's text from the store: the
+   * answer to the write that made the event is that same text.
+   */
+  #line(type: EventType, object: Obj): string {
+    return `{"type":"${type}","object":${this.#store.typedJson(this.#r, object)}}\n`;
   }
 
   /** Starts the slow-client clock when the buffer passes the cap; a drain stops it. */

@@ -13,6 +13,28 @@ function store(window = 1000): ClusterStore {
 }
 
 describe('ClusterStore (in-process)', () => {
+  it("typedJson is each object's own text with its kind and apiVersion, asked in any order", () => {
+    const s = store();
+    const r = resourceType('configmaps')!;
+    s.create('configmaps', 'default', { metadata: { name: 'a' }, data: { k: 'a' } });
+    s.create('configmaps', 'default', { metadata: { name: 'b' }, data: { k: 'b' } });
+    const a = s.peek('configmaps', 'default', 'a')!;
+    const b = s.peek('configmaps', 'default', 'b')!;
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }), (picks) => {
+        for (const pick of picks) {
+          const o = pick ? a : b;
+          expect(s.typedJson(r, o)).toBe(JSON.stringify(s.withTypeMeta(r, o)));
+        }
+      }),
+    );
+    expect(JSON.parse(s.typedJson(r, a))).toMatchObject({
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      data: { k: 'a' },
+    });
+  });
+
   it('shares one resourceVersion counter and HTTP semantics', () => {
     const s = store();
     const rv0 = Number(s.resourceVersion());
