@@ -15,7 +15,14 @@ interface Table {
 
 const tables = new Map<string, Table>();
 
+/**
+ * The table asked for last: a plan asks for it once per label key, always for the same virtual
+ * cluster, and building the id string to look it up was most of the cost.
+ */
+let last: { vcName: string; domain: string; table: Table } | undefined;
+
 function table(vcName: string, domain: string): Table {
+  if (last !== undefined && last.vcName === vcName && last.domain === domain) return last.table;
   const id = `${vcName}\u0000${domain}`;
   let t = tables.get(id);
   if (!t) {
@@ -29,6 +36,7 @@ function table(vcName: string, domain: string): Table {
     if (tables.size > 256) tables.clear();
     tables.set(id, t);
   }
+  last = { vcName, domain, table: t };
   return t;
 }
 
