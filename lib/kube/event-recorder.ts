@@ -4,6 +4,7 @@
  * existing Event instead of creating another, a token bucket per object drops floods, and
  * nothing is ever thrown into the caller: failures are logged and counted.
  */
+import { rfc3339 } from '../model/index.ts';
 import type { KubeClient } from './client.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { AlreadyExistsError, NotFoundError } from './errors.ts';
@@ -58,11 +59,6 @@ interface SeenEvent {
 
 /** The longest message kept; longer ones are cut (the API's events.k8s.io note limit). */
 const MAX_MESSAGE_LENGTH = 1024;
-
-/** Seconds-precision RFC 3339, as `firstTimestamp`/`lastTimestamp` are serialised. */
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /** A Map used as an LRU: reading moves a key to the end, inserting evicts the oldest. */
 function lruGet<V>(map: Map<string, V>, key: string): V | undefined {

@@ -62,6 +62,7 @@ export {
   syncedByPlural,
   syncedRow,
 } from './resources.ts';
+export { rfc3339 } from './time.ts';
 export {
   describeWrite,
   type HostWrite,

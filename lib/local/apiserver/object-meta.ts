@@ -93,21 +93,6 @@ export function stripTypeMeta(o: Obj): Obj {
   return rest;
 }
 
-/** The last second {@link rfc3339} formatted, and its text: every write of a second shares one. */
-let lastSecond = { second: Number.NaN, text: '' };
-
-/**
- * A timestamp as the API writes it: RFC 3339, whole seconds, UTC. The text of the last second is
- * kept: every create and update stamps one or two, and formatting was a tenth of storing a create.
- */
-export function rfc3339(d: Date): string {
-  const second = Math.floor(d.getTime() / 1000);
-  if (second !== lastSecond.second) {
-    lastSecond = { second, text: new Date(second * 1000).toISOString().replace('.000Z', 'Z') };
-  }
-  return lastSecond.text;
-}
-
 /** Whether two stored objects differ only in resourceVersion and managedFields. */
 export function sameContent(a: Obj, b: Obj): boolean {
   const strip = (o: Obj) => {

@@ -14,9 +14,8 @@
  * The field sets use the `FieldsV1` encoding (`f:name`, `k:{"port":80,"protocol":"TCP"}`,
  * `v:"value"`, `.` for an element or map a manager owns itself).
  */
-import { cloneJson, isPlainObject, setOwn } from '../../model/index.ts';
+import { cloneJson, isPlainObject, rfc3339, setOwn } from '../../model/index.ts';
 import { conflict, failure, StatusError } from './errors.ts';
-import { rfc3339 } from './object-meta.ts';
 import { swaggerDefinitions } from './openapi.ts';
 import { apiVersionOf, type ResourceType } from './resources.ts';
 
@@ -335,7 +334,7 @@ function withEntry(
       manager,
       operation,
       apiVersion,
-      time: rfc3339(new Date()),
+      time: rfc3339(Date.now()),
       fieldsType: 'FieldsV1',
       fieldsV1: toFieldsV1([...set].sort()),
     },

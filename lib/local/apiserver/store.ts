@@ -6,7 +6,7 @@
  * same methods, so both see identical results and resourceVersions.
  */
 import type { KubeObject } from '../../kube/object.ts';
-import { cloneJson, isPlainObject } from '../../model/index.ts';
+import { cloneJson, isPlainObject, rfc3339 } from '../../model/index.ts';
 import { decodeBody } from './decode-body.ts';
 import {
   alreadyExists,
@@ -23,7 +23,7 @@ import {
 } from './errors.ts';
 import { EventHistory } from './event-history.ts';
 import { listPage, sortedEntries } from './list-page.ts';
-import { gk, gr, metaOf, nameOf, nsOf, orderMeta, rfc3339, sameContent } from './object-meta.ts';
+import { gk, gr, metaOf, nameOf, nsOf, orderMeta, sameContent } from './object-meta.ts';
 import { applyPatch, PatchError, type PatchType } from './patch.ts';
 import { nameSuffix, randomUid } from './random.ts';
 import { decodeContinue, parseRv } from './resource-version.ts';
@@ -338,7 +338,7 @@ export class ClusterStore {
   #stamp(r: ResourceType, obj: Obj, dryRun: boolean): Obj {
     const meta = metaOf(obj);
     meta.uid = randomUid(this.#rand);
-    meta.creationTimestamp = rfc3339(this.#now());
+    meta.creationTimestamp = rfc3339(this.#now().getTime());
     if (r.generation) meta.generation = 1;
     else delete meta.generation;
     delete meta.deletionTimestamp;
@@ -621,7 +621,7 @@ export class ClusterStore {
     if (!existing) throw notFound(gr(r), name);
     const meta = metaOf(existing);
     checkPreconditions(r, name, meta, opts.preconditions);
-    const now = rfc3339(this.#now());
+    const now = rfc3339(this.#now().getTime());
     if (r.kind === 'Namespace') {
       const terminating = cloneJson(existing);
       (terminating.metadata as Meta).deletionTimestamp = now;
