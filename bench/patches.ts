@@ -259,10 +259,12 @@ async function main(): Promise<void> {
 /** `BENCH_PIPELINE_ONLY=1 node bench/patches.ts`: only the pipeline rates, three rounds each. */
 async function pipelineOnly(): Promise<void> {
   const engine = await createExpressionEngine();
+  const sandboxOnly = await createExpressionEngine({ nativeFastPath: false });
   const v8 = v8Evaluator();
   for (let round = 0; round < 3; round++) {
     for (const [name, ev] of [
       ['sandbox + native fast path', engine],
+      ['sandbox only', sandboxOnly],
       ['plain V8 (unsandboxed)', v8],
     ] as const) {
       console.log(
@@ -271,6 +273,7 @@ async function pipelineOnly(): Promise<void> {
     }
   }
   engine.dispose();
+  sandboxOnly.dispose();
 }
 
 if (process.env.BENCH_PIPELINE_ONLY) await pipelineOnly();

@@ -8,10 +8,13 @@
  */
 import variantModule from '@jitl/quickjs-singlefile-cjs-release-sync';
 import {
+  Lifetime,
+  type QuickJSHandle,
   type QuickJSSyncVariant,
   QuickJSWASMModule,
   type QuickJSWASMModule as QuickJSWASMModuleType,
 } from 'quickjs-emscripten-core';
+import type { DirectCall, QuickJSFunctions, QuickJSNative } from './direct-call.ts';
 
 /** The part of `WebAssembly.Memory` used here. */
 export interface WasmMemory {
@@ -21,6 +24,8 @@ export interface WasmMemory {
 /** A loaded QuickJS instance and the memory it is confined to. */
 export interface QuickJSInstance {
   module: QuickJSWASMModuleType;
+  /** The same build's C functions and allocator, for {@link DirectCall}. */
+  native: QuickJSNative;
   memory: WasmMemory;
   /** The memory's maximum, in bytes. */
   memoryBytes: number;
@@ -139,13 +144,32 @@ export class QuickJSLoader {
     }
     constructors();
     emscripten['type'] = 'sync';
-    const quickjs = new QuickJSWASMModule(emscripten as never, new Ffi(emscripten) as never);
+    const ffi = new Ffi(emscripten);
+    const quickjs = new QuickJSWASMModule(emscripten as never, ffi as never);
     if ((quickjs.getWasmMemory() as unknown) !== memory) {
       throw new Error(
         'QuickJS ignored the capped WebAssembly.Memory; the memory limit would not hold',
       );
     }
-    return { module: quickjs, memory, memoryBytes: this.memoryBytes };
+    const malloc = emscripten['_malloc'];
+    const free = emscripten['_free'];
+    if (typeof malloc !== 'function' || typeof free !== 'function') {
+      throw new Error('unexpected QuickJS build: it exports no malloc and free');
+    }
+    const native: QuickJSNative = {
+      functions: ffi as QuickJSFunctions,
+      malloc: malloc as QuickJSNative['malloc'],
+      free: free as QuickJSNative['free'],
+      heap: () => emscripten['HEAPU8'] as Uint8Array,
+      handle: (value, dispose, owner) =>
+        new Lifetime(
+          value as never,
+          undefined,
+          dispose as never,
+          owner,
+        ) as unknown as QuickJSHandle,
+    };
+    return { module: quickjs, native, memory, memoryBytes: this.memoryBytes };
   }
 }
 

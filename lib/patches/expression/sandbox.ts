@@ -7,6 +7,7 @@ import { randomFillSync } from 'node:crypto';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { errorClass } from '../../model/index.ts';
 import type { ExpressionError } from '../types.ts';
+import { DirectCall } from './direct-call.ts';
 import type { QuickJSInstance } from './instance.ts';
 import { Lru } from './lru.ts';
 import { dnsFailure, type Thrown, thrownMessage } from './messages.ts';
@@ -52,6 +53,8 @@ export class Sandbox {
   readonly #limits: SandboxLimits;
   readonly #runtime: QuickJSRuntime;
   readonly #vm: QuickJSContext;
+  /** The evaluation's own calls (string in, call, string out), without the library's wrappers. */
+  readonly #direct: DirectCall;
   readonly #run: QuickJSHandle;
   readonly #frozenJson: QuickJSHandle;
   readonly #frozenContext: QuickJSHandle;
@@ -86,6 +89,7 @@ export class Sandbox {
     });
     this.#vm = this.#runtime.newContext();
     const vm = this.#vm;
+    this.#direct = new DirectCall(instance.native, vm);
     this.#compiled = new Lru(limits.compiledCacheSize, (h) => {
       if (h.alive) h.dispose();
     });
@@ -219,41 +223,49 @@ export class Sandbox {
     names: ReadonlySet<string> = NO_NAMES,
   ): CallOutcome {
     const vm = this.#vm;
-    let payloadHandle: QuickJSHandle | undefined;
-    let contextHandle: QuickJSHandle | undefined;
+    const direct = this.#direct;
+    // Value pointers this call made and must free (0: none).
+    let payloadValue = 0;
+    let contextValue = 0;
     this.#arm();
     try {
-      payloadHandle = payload === undefined ? undefined : vm.newString(payload);
+      const undefinedValue = vm.undefined.value;
+      if (payload !== undefined) payloadValue = direct.newString(payload);
       const cached =
         contextJson === undefined
           ? undefined
           : this.#cachedContext(contextJson, config, configSignature);
       if (cached === undefined && contextJson !== undefined) {
-        contextHandle = vm.newString(contextJson);
+        contextValue = direct.newString(contextJson);
       }
-      const r = vm.callFunction(
-        this.#run,
-        vm.undefined,
-        fn,
-        this.#kinds[kind]!,
-        payloadHandle ?? vm.undefined,
-        cached ?? contextHandle ?? vm.undefined,
-        config ?? vm.undefined,
-      );
+      const r = direct.call(this.#run.value, undefinedValue, [
+        fn.value,
+        this.#kinds[kind]!.value,
+        payloadValue || undefinedValue,
+        cached?.value ?? (contextValue || undefinedValue),
+        config?.value ?? undefinedValue,
+      ]);
       if (r.error) {
         const error = this.#classify(r.error, 'run', names);
         r.error.dispose();
         return { ok: false, error, poisoned: false };
       }
-      const out = vm.getString(r.value);
-      r.value.dispose();
+      let out: string;
+      try {
+        out = direct.getString(r.value);
+      } finally {
+        direct.free(r.value);
+      }
       return decode(out);
     } catch (err) {
       return { ok: false, error: hostFailure(err), poisoned: true };
     } finally {
       this.#disarm();
-      if (payloadHandle?.alive) payloadHandle.dispose();
-      if (contextHandle?.alive) contextHandle.dispose();
+      // After a host-level failure the instance is dropped whole; freeing may fail with it.
+      try {
+        if (payloadValue !== 0) direct.free(payloadValue);
+        if (contextValue !== 0) direct.free(contextValue);
+      } catch {}
     }
   }
 
@@ -339,6 +351,7 @@ export class Sandbox {
       for (const h of this.#configs.values()) if (h.alive) h.dispose();
       this.#configs.clear();
       for (const h of this.#owned) if (h.alive) h.dispose();
+      this.#direct.dispose();
       this.#vm.dispose();
       this.#runtime.dispose();
     } catch {

@@ -1,0 +1,171 @@
+/**
+ * Calls into one QuickJS context through the build's C functions directly, for the calls every
+ * sandboxed evaluation makes: a string in, one function call, a string out.
+ *
+ * quickjs-emscripten's own `newString`, `callFunction` and `getString` allocate on every call:
+ * a heap copy of the string (malloc, free), the argument array (three typed arrays, a malloc and
+ * a free), and a lifetime object per value. With a five-patch pipeline run in the sandbox only,
+ * building the argument array alone was 12 % of the time (bench/patches.ts, docs/performance.md).
+ * Here the argument array and a text buffer are allocated once per context and reused; strings
+ * longer than the buffer get a buffer of their own for the duration of the copy, as before.
+ *
+ * Values are the build's JSValue pointers, as quickjs-emscripten's handles hold them
+ * (`handle.value`): a pointer returned here is owned by the caller, who frees it with
+ * {@link DirectCall.free} (or, for an exception, disposes the handle it is returned in).
+ */
+// Types only: the function's bundle carries this file (through the engine) but not QuickJS.
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
+
+/** The C functions of the QuickJS build used here (a subset of quickjs-emscripten's FFI). */
+export interface QuickJSFunctions {
+  QTS_NewString(ctx: number, chars: number): number;
+  QTS_GetString(ctx: number, value: number): number;
+  QTS_FreeCString(ctx: number, chars: number): void;
+  QTS_FreeValuePointer(ctx: number, value: number): void;
+  QTS_Call(ctx: number, fn: number, thisValue: number, argc: number, argv: number): number;
+  QTS_ResolveException(ctx: number, maybeException: number): number;
+}
+
+/** The build's C functions, allocator and memory, as one instance's Emscripten module has them. */
+export interface QuickJSNative {
+  readonly functions: QuickJSFunctions;
+  malloc(bytes: number): number;
+  free(ptr: number): void;
+  /** The build's own view of its memory, which it replaces when the memory grows. */
+  heap(): Uint8Array;
+  /** A handle of `owner` holding `value`, as the library's own are; disposing it calls `free`. */
+  handle(value: number, free: (value: number) => void, owner: QuickJSRuntime): QuickJSHandle;
+}
+
+/** Arguments one call may pass (the prelude's `run` takes five). */
+const MAX_ARGS = 8;
+/** Bytes of the reused text buffer: strings up to a third of this (UTF-8, 3 bytes a unit) fit. */
+const TEXT_BYTES = 16 * 1024;
+
+/** Direct calls into one context; see the file comment. Dispose it before its context. */
+export class DirectCall {
+  readonly #native: QuickJSNative;
+  readonly #fns: QuickJSFunctions;
+  readonly #ctx: number;
+  readonly #vm: QuickJSContext;
+  #argv: number;
+  #text: number;
+  /** The build's view of the memory when the views below were made. */
+  #view: Uint8Array = new Uint8Array(0);
+  /** The memory as a Buffer (its native UTF-8 coding and NUL search) and as 32-bit words. */
+  #bytes: Buffer = Buffer.alloc(0);
+  #words: Uint32Array = new Uint32Array(0);
+
+  constructor(native: QuickJSNative, vm: QuickJSContext) {
+    this.#native = native;
+    this.#fns = native.functions;
+    this.#vm = vm;
+    // The context's pointer is not public in quickjs-emscripten; its `ctx` lifetime holds it.
+    const ctx = (vm as unknown as { ctx?: { value?: unknown } }).ctx?.value;
+    if (typeof ctx !== 'number' || ctx <= 0) {
+      throw new Error('unexpected QuickJS build: a context does not hold its pointer');
+    }
+    this.#ctx = ctx;
+    this.#argv = this.#alloc(4 * MAX_ARGS);
+    this.#text = this.#alloc(TEXT_BYTES);
+  }
+
+  /** A new QuickJS string with the text of `s`, which must cross the boundary (no NUL, no lone surrogate). */
+  newString(s: string): number {
+    const fns = this.#fns;
+    // A string of n UTF-16 units takes at most 3n bytes of UTF-8: most fit the reused buffer.
+    if (s.length * 3 < TEXT_BYTES) {
+      const bytes = this.#heap();
+      bytes[this.#text + bytes.write(s, this.#text, TEXT_BYTES - 1, 'utf8')] = 0;
+      return this.#checked(fns.QTS_NewString(this.#ctx, this.#text));
+    }
+    const size = Buffer.byteLength(s, 'utf8') + 1;
+    const chars = this.#alloc(size);
+    try {
+      const bytes = this.#heap();
+      bytes[chars + bytes.write(s, chars, size - 1, 'utf8')] = 0;
+      return this.#checked(fns.QTS_NewString(this.#ctx, chars));
+    } finally {
+      this.#native.free(chars);
+    }
+  }
+
+  /**
+   * Calls `fn` with `thisValue` and `args` (value pointers, borrowed). Resolves with the result's
+   * pointer (owned by the caller), or the exception as a handle of the context (as
+   * quickjs-emscripten's `callFunction` gives it).
+   */
+  call(
+    fn: number,
+    thisValue: number,
+    args: readonly number[],
+  ): { value: number; error?: undefined } | { value?: undefined; error: QuickJSHandle } {
+    if (args.length > MAX_ARGS) throw new Error(`at most ${MAX_ARGS} arguments`);
+    const fns = this.#fns;
+    this.#heap();
+    // malloc aligns to 8 bytes: the array starts on a word.
+    const at = this.#argv >>> 2;
+    for (let i = 0; i < args.length; i++) this.#words[at + i] = args[i]!;
+    const result = fns.QTS_Call(this.#ctx, fn, thisValue, args.length, this.#argv);
+    const error = fns.QTS_ResolveException(this.#ctx, result);
+    if (error === 0) return { value: result };
+    fns.QTS_FreeValuePointer(this.#ctx, result);
+    const ctx = this.#ctx;
+    return {
+      error: this.#native.handle(
+        error,
+        (ptr) => fns.QTS_FreeValuePointer(ctx, ptr),
+        this.#vm.runtime,
+      ),
+    };
+  }
+
+  /** The value as a string (`String(value)` in QuickJS); throws when QuickJS could not make one. */
+  getString(value: number): string {
+    const fns = this.#fns;
+    const chars = fns.QTS_GetString(this.#ctx, value);
+    if (chars === 0) throw new Error('QuickJS could not convert a value to text (out of memory)');
+    try {
+      const bytes = this.#heap();
+      return bytes.toString('utf8', chars, bytes.indexOf(0, chars));
+    } finally {
+      fns.QTS_FreeCString(this.#ctx, chars);
+    }
+  }
+
+  /** Frees a value pointer returned by {@link newString} or {@link call}. */
+  free(value: number): void {
+    this.#fns.QTS_FreeValuePointer(this.#ctx, value);
+  }
+
+  /** Frees the buffers. Call before the context is disposed; later calls fail. */
+  dispose(): void {
+    if (this.#argv !== 0) this.#native.free(this.#argv);
+    if (this.#text !== 0) this.#native.free(this.#text);
+    this.#argv = 0;
+    this.#text = 0;
+  }
+
+  /** The memory's bytes, with the views made again after the memory has grown. */
+  #heap(): Buffer {
+    const view = this.#native.heap();
+    if (view !== this.#view) {
+      this.#view = view;
+      this.#bytes = Buffer.from(view.buffer);
+      this.#words = new Uint32Array(view.buffer);
+    }
+    return this.#bytes;
+  }
+
+  #alloc(bytes: number): number {
+    const ptr = this.#native.malloc(bytes);
+    if (ptr === 0) throw new Error('QuickJS out of memory: no room for a call buffer');
+    return ptr;
+  }
+
+  /** A value pointer from a C function that returns NULL when QuickJS is out of memory. */
+  #checked(value: number): number {
+    if (value === 0) throw new Error('QuickJS out of memory: a string could not be made');
+    return value;
+  }
+}
