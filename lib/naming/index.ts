@@ -17,7 +17,10 @@ export { NamingError } from './naming-error.ts';
 export { MAX_NAME_LENGTH, safeConcatName } from './safe-concat-name.ts';
 export { sha256Hex } from './sha256.ts';
 export {
+  DNS_LABEL,
   type DnsTranslationOptions,
+  DOMAIN_LABEL,
+  MAX_LABEL,
   VIRTUAL_SERVICE_DNS_FORM,
   virtualToHostDNS,
 } from './virtual-to-host-dns.ts';

@@ -4,7 +4,13 @@
  * one expression cannot change what the next one sees), and returns the host's entry points.
  * They stay in the closure, unreachable from expressions.
  */
-import { VIRTUAL_SERVICE_DNS_FORM } from '../../naming/index.ts';
+import {
+  DNS_LABEL,
+  DOMAIN_LABEL,
+  MAX_LABEL,
+  MAX_NAME_LENGTH,
+  VIRTUAL_SERVICE_DNS_FORM,
+} from '../../naming/index.ts';
 
 /** Result tags of `run`: the first character of the returned string. */
 export const TAG = { string: 's', json: 'j', remove: 'u', resultError: 'e' } as const;
@@ -29,9 +35,10 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
  * A function expression taking `(hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed,
  * maxResultLength)` and returning
  * `{ run, frozenJson, frozenContext, describe }`:
- * - `run(fn, kind, payload, context, config)` calls the compiled expression and returns a
+ * - `run(fn, kind, payload, context, config, dns)` calls the compiled expression and returns a
  *   tagged string (see {@link TAG}); exceptions of the expression propagate. `context` is the
- *   context's JSON text or a context `frozenContext` made.
+ *   context's JSON text or a context `frozenContext` made; `dns` the JSON text of
+ *   `[virtual cluster name, host namespace, cluster domain]` for `virtualToHostDNS`.
  * - `frozenJson(json)` parses and deep-freezes (cached config subtrees).
  * - `frozenContext(contextJson, config)` parses, attaches the config copy and deep-freezes.
  * - `describe(error)` renders a thrown value without running its getters.
@@ -61,6 +68,39 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   const send = (x) => (safe(x) ? 's' + x : 'j' + stringify(x));
   const receive = (t) => (t[0] === 's' ? t.slice(1) : parse(t.slice(1)));
   const receiveOr = (t) => (t === undefined ? undefined : receive(t));
+  // virtualToHostDNS of a well-formed name whose host name needs no digest, translated here by
+  // the host's rule (lib/naming): a call out to the host costs more than the work. Every other
+  // input, errors and digests included, goes to the host, whose answer is the reference.
+  // 'run' sets dnsText for each evaluation.
+  let dnsText = '';
+  let dnsTextParsed = '';
+  let dnsTarget;
+  const DNS_LABEL = /${DNS_LABEL.source}/;
+  const DOMAIN_LABEL = /${DOMAIN_LABEL.source}/;
+  const dnsHere = (fqdn) => {
+    if (typeof dnsText !== 'string') return undefined;
+    if (dnsText !== dnsTextParsed) {
+      const t = parse(dnsText);
+      const strings = isArray(t) && t.length === 3 && t.every((x) => typeof x === 'string');
+      dnsTarget = strings ? t : undefined;
+      dnsTextParsed = dnsText;
+    }
+    if (dnsTarget === undefined) return undefined;
+    const absolute = fqdn.endsWith('.');
+    const labels = (absolute ? fqdn.slice(0, -1) : fqdn).split('.');
+    if (labels.length < 3 || labels[2] !== 'svc') return undefined;
+    const name = labels[0];
+    const namespace = labels[1];
+    if (name.length > ${MAX_LABEL} || !DNS_LABEL.test(name)) return undefined;
+    if (namespace.length > ${MAX_LABEL} || !DNS_LABEL.test(namespace)) return undefined;
+    for (let i = 3; i < labels.length; i++) {
+      if (labels[i].length > ${MAX_LABEL} || !DOMAIN_LABEL.test(labels[i])) return undefined;
+    }
+    const host = name + '-x-' + namespace + '-x-' + dnsTarget[0];
+    if (host.length > ${MAX_NAME_LENGTH}) return undefined;
+    const domain = labels.length > 3 ? labels.slice(3).join('.') : dnsTarget[2];
+    return host + '.' + dnsTarget[1] + '.svc.' + domain + (absolute ? '.' : '');
+  };
   // Short inputs are encoded and decoded here, as base64.ts does it: a call out to the host costs
   // more than the work. Long ones go to the host, which builds long strings in linear time.
   const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -156,6 +196,8 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
       if (typeof fqdn !== 'string') {
         throw new NamingError('virtualToHostDNS expects a string of the form ${VIRTUAL_SERVICE_DNS_FORM}, got ' + (fqdn === null ? 'null' : typeof fqdn));
       }
+      const here = dnsHere(fqdn);
+      if (here !== undefined) return here;
       const r = hostDns(send(fqdn));
       if (r === undefined) throw new NamingError(hostDnsError());
       return receive(r);
@@ -359,8 +401,9 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
 
   // 'context' is JSON text to parse, or (isFrozen) a context frozenContext made earlier: frozen
   // data equal to what the text would give, which no evaluation can change or keep.
-  const run = function (fn, kind, payload, context, config) {
+  const run = function (fn, kind, payload, context, config, dns) {
     seeded = false;
+    dnsText = dns;
     valueExists = kind === 1 || kind === 2;
     let value;
     if (kind === 1) value = payload;

@@ -69,6 +69,9 @@ export class Sandbox {
   readonly #compiled: Lru<string, QuickJSHandle>;
   #configIdentity: unknown;
   readonly #configs = new Map<string, QuickJSHandle>();
+  /** The `dns` text of the last call and its QuickJS string (0: none yet), kept for the next. */
+  #dns = '';
+  #dnsString = 0;
   #deadline = Number.POSITIVE_INFINITY;
   #tainted = false;
   #dnsError = '';
@@ -211,7 +214,8 @@ export class Sandbox {
    * Calls a compiled expression. `payload` is the value (kind 1: string, 2: JSON text);
    * `contextJson` the pruned context; `config` a cached frozen config copy to attach, and
    * `configSignature` what identifies it (with the config object of the last {@link config});
-   * `names` the source's names and literals, which an error message may quote.
+   * `names` the source's names and literals, which an error message may quote; `dns` the JSON
+   * text of `[virtual cluster name, host namespace, cluster domain]` for `virtualToHostDNS`.
    */
   call(
     fn: QuickJSHandle,
@@ -221,6 +225,7 @@ export class Sandbox {
     config: QuickJSHandle | undefined,
     configSignature = '',
     names: ReadonlySet<string> = NO_NAMES,
+    dns = '',
   ): CallOutcome {
     const vm = this.#vm;
     const direct = this.#direct;
@@ -244,6 +249,7 @@ export class Sandbox {
         payloadValue || undefinedValue,
         cached?.value ?? (contextValue || undefinedValue),
         config?.value ?? undefinedValue,
+        this.#dnsValue(dns),
       ]);
       if (r.error) {
         const error = this.#classify(r.error, 'run', names);
@@ -267,6 +273,17 @@ export class Sandbox {
         if (contextValue !== 0) direct.free(contextValue);
       } catch {}
     }
+  }
+
+  /** The QuickJS string of `dns`, made when it differs from the last call's. */
+  #dnsValue(dns: string): number {
+    if (this.#dnsString === 0 || dns !== this.#dns) {
+      const made = this.#direct.newString(dns);
+      if (this.#dnsString !== 0) this.#direct.free(this.#dnsString);
+      this.#dnsString = made;
+      this.#dns = dns;
+    }
+    return this.#dnsString;
   }
 
   /**
@@ -351,6 +368,7 @@ export class Sandbox {
       for (const h of this.#configs.values()) if (h.alive) h.dispose();
       this.#configs.clear();
       for (const h of this.#owned) if (h.alive) h.dispose();
+      if (this.#dnsString !== 0) this.#direct.free(this.#dnsString);
       this.#direct.dispose();
       this.#vm.dispose();
       this.#runtime.dispose();
