@@ -71,14 +71,14 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   // virtualToHostDNS of a well-formed name whose host name needs no digest, translated here by
   // the host's rule (lib/naming): a call out to the host costs more than the work. Every other
   // input, errors and digests included, goes to the host, whose answer is the reference.
-  // 'run' sets dnsText for each evaluation.
+  // 'run' sets dnsText for each evaluation ('' or none: everything goes to the host).
   let dnsText = '';
   let dnsTextParsed = '';
   let dnsTarget;
   const DNS_LABEL = /${DNS_LABEL.source}/;
   const DOMAIN_LABEL = /${DOMAIN_LABEL.source}/;
   const dnsHere = (fqdn) => {
-    if (typeof dnsText !== 'string') return undefined;
+    if (typeof dnsText !== 'string' || dnsText === '') return undefined;
     if (dnsText !== dnsTextParsed) {
       const t = parse(dnsText);
       const strings = isArray(t) && t.length === 3 && t.every((x) => typeof x === 'string');

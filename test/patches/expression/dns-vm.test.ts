@@ -137,6 +137,17 @@ describe('sandbox virtualToHostDNS', () => {
     expect(hostCalls).toBe(before);
   });
 
+  it('leaves everything to the host when a call brings no virtual cluster', () => {
+    const t = { name: 'vc', namespace: 'vc-ns', domain: 'cluster.local' };
+    expect(inSandbox('db.prod.svc', t).ok).toBe(true);
+    const compiled = sandbox.compile('virtualToHostDNS(value)');
+    if (!compiled.ok) throw new Error(compiled.error.message);
+    const before = hostCalls;
+    const r = sandbox.call(compiled.fn, 1, 'db.prod.svc', undefined, undefined);
+    expect(r).toEqual({ ok: true, value: 'db-x-prod-x-vc.vc-ns.svc.cluster.local' });
+    expect(hostCalls).toBe(before + 1);
+  });
+
   it('uses the evaluation’s own virtual cluster, never the previous one', async () => {
     const engine = await createExpressionEngine({ nativeFastPath: false });
     try {
