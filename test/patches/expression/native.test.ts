@@ -132,31 +132,37 @@ describe('native fast path', () => {
 });
 
 describe('base64 helpers', () => {
-  it('match the Node.js (WHATWG) atob and btoa', () => {
+  it('follow WHATWG forgiving-base64 (known answers)', () => {
+    for (const [input, output] of [
+      ['YQ==', 'a'],
+      ['YQ', 'a'],
+      [' Y Q\n=\t= \f\r', 'a'],
+      ['YR==', 'a'],
+      ['', ''],
+      ['/wA=', '\u00ff\u0000'],
+    ] as const) {
+      expect(atob(input), JSON.stringify(input)).toBe(output);
+    }
+    for (const input of ['YQ=', 'Y', 'YQ===', 'Y-Q=', '\vYQ==', 'YQ==\u00e9', '=YQ=']) {
+      expect(() => atob(input), JSON.stringify(input)).toThrow(
+        /^atob: the string to be decoded is not correctly encoded base64/,
+      );
+    }
+    expect(btoa('\u00ff\u0000')).toBe('/wA=');
+    expect(btoa('')).toBe('');
+    expect(() => btoa('\u20ac')).toThrow(/outside of the Latin1 range; encode text/);
+  });
+
+  it('round-trip every byte string', () => {
     const latin1 = fc.string({
       unit: fc.integer({ min: 0, max: 255 }).map((c) => String.fromCharCode(c)),
     });
     fc.assert(
       fc.property(latin1, (s) => {
-        expect(btoa(s)).toBe(globalThis.btoa(s));
+        expect(btoa(s)).toBe(Buffer.from(s, 'latin1').toString('base64'));
         expect(atob(btoa(s))).toBe(s);
       }),
       { numRuns: 2000 },
     );
-    const b64ish = fc.string({ unit: fc.constantFrom(...'AQZaz09+/= \t\n!-_'.split('')) });
-    fc.assert(
-      fc.property(fc.oneof(b64ish, fc.base64String(), fc.string()), (s) => {
-        let expected: string | Error;
-        try {
-          expected = globalThis.atob(s);
-        } catch (e) {
-          expected = e as Error;
-        }
-        if (expected instanceof Error) expect(() => atob(s)).toThrow(/not correctly encoded/);
-        else expect(atob(s)).toBe(expected);
-      }),
-      { numRuns: 3000 },
-    );
-    expect(() => btoa('€')).toThrow(/outside of the Latin1 range at index 0/);
   });
 });
