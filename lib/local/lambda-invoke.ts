@@ -93,7 +93,9 @@ export class Invocations {
     }
     const fault = this.queued.shift() ?? drawFault(this.random, this.options.faults);
     if (this.throttleOrFail(res, fn, fault)) return;
-    const log = invocationLog(requestId, this.echo);
+    // Only a synchronous invocation's answer can carry its log.
+    const tail = invocationType === 'RequestResponse' && headerOf(req, 'x-amz-log-type') === 'Tail';
+    const log = invocationLog(requestId, this.echo, tail);
     const invocation: Invocation = { fn, event: read.event, requestId, log, fault };
     if (invocationType === 'Event') return this.invokeAsync(res, invocation);
     return this.invokeSync(req, res, invocation);
