@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AlreadyExistsError,
   ConflictError,
@@ -218,6 +219,25 @@ describe('CRUD round trips against the emulator', () => {
     await expect(client.get(RESOURCES.endpoints, '', { namespace: 'crud' })).rejects.toThrow(
       /name is required/,
     );
+  });
+});
+
+describe('connection pool', () => {
+  it('is one per client: the spare pool client-node makes per request is neither used nor closed', async () => {
+    const close = vi.spyOn(Agent.prototype, 'close');
+    const own = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
+      qps: Number.POSITIVE_INFINITY,
+    });
+    try {
+      for (let i = 0; i < 10; i++) await own.get(RESOURCES.namespaces, 'crud');
+      expect(close).not.toHaveBeenCalled();
+      await own.close();
+      // Once, for the pool in use (undici's promise form calls itself with a callback).
+      const calls = close.mock.calls as unknown[][];
+      expect(calls.filter((args) => typeof args[0] !== 'function')).toHaveLength(1);
+    } finally {
+      close.mockRestore();
+    }
   });
 });
 
