@@ -37,7 +37,7 @@ export interface QuickJSNative {
   handle(value: number, free: (value: number) => void, owner: QuickJSRuntime): QuickJSHandle;
 }
 
-/** Arguments one call may pass (the prelude's `run` takes five). */
+/** Arguments one call may pass (the prelude's `run` takes six). */
 const MAX_ARGS = 8;
 /** Bytes of the reused text buffer: strings up to a third of this (UTF-8, 3 bytes a unit) fit. */
 const TEXT_BYTES = 16 * 1024;
