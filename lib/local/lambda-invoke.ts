@@ -31,6 +31,8 @@ interface Invocation {
   event: unknown;
   requestId: string;
   log: InvocationLog;
+  /** `--log-type Tail`: the answer carries the log (synchronous invocations only). */
+  tail: boolean;
   fault: InjectedFault | undefined;
 }
 
@@ -96,9 +98,9 @@ export class Invocations {
     // Only a synchronous invocation's answer can carry its log.
     const tail = invocationType === 'RequestResponse' && headerOf(req, 'x-amz-log-type') === 'Tail';
     const log = invocationLog(requestId, this.echo, tail);
-    const invocation: Invocation = { fn, event: read.event, requestId, log, fault };
+    const invocation: Invocation = { fn, event: read.event, requestId, log, tail, fault };
     if (invocationType === 'Event') return this.invokeAsync(res, invocation);
-    return this.invokeSync(req, res, invocation);
+    return this.invokeSync(res, invocation);
   }
 
   /** The `X-Amz-Invocation-Type`, or `undefined` once a 400 has been sent. */
@@ -203,11 +205,7 @@ export class Invocations {
   }
 
   /** `RequestResponse`: runs the handler and answers its result or function error. */
-  private async invokeSync(
-    req: IncomingMessage,
-    res: ServerResponse,
-    invocation: Invocation,
-  ): Promise<void> {
+  private async invokeSync(res: ServerResponse, invocation: Invocation): Promise<void> {
     const started = performance.now();
     let outcome: Outcome;
     if (invocation.fault === 'function-error') {
@@ -219,7 +217,7 @@ export class Invocations {
     } else {
       outcome = await this.track(this.run(invocation));
     }
-    respond(req, res, invocation, outcome, started);
+    respond(res, invocation, outcome, started);
   }
 
   /** Runs the handler, counted in the stats and against the function's reserved concurrency. */
@@ -278,9 +276,8 @@ function drawFault(
  * `X-Amz-Function-Error`; the log tail when `--log-type Tail` asked for it.
  */
 function respond(
-  req: IncomingMessage,
   res: ServerResponse,
-  { fn, log }: Invocation,
+  { fn, log, tail }: Invocation,
   outcome: Outcome,
   started: number,
 ): void {
@@ -288,7 +285,7 @@ function respond(
     'Content-Type': 'application/json',
     'X-Amz-Executed-Version': fn.version,
   };
-  if (headerOf(req, 'x-amz-log-type') === 'Tail') {
+  if (tail) {
     headers['X-Amz-Log-Result'] = log.tail({
       version: fn.version,
       durationMs: performance.now() - started,

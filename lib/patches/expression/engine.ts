@@ -163,8 +163,7 @@ export class ExpressionEngine implements Evaluator {
   #current: ExpressionContext | undefined;
   #keysOf: { namespace: string; name: string } = { namespace: '', name: '' };
   readonly #keys = new Map<string, string>();
-  /** The virtual cluster of the last {@link #dnsTarget} and its text. */
-  #dnsOf: ExpressionContext['virtualcluster'] | undefined;
+  /** What the last {@link #dnsTarget} was made from, and its text. */
   #dnsName = '';
   #dnsNamespace = '';
   #dnsConfig: unknown;
@@ -464,12 +463,11 @@ export class ExpressionEngine implements Evaluator {
   #dnsTarget(context: ExpressionContext): string {
     const vc = context.virtualcluster;
     if (
-      vc !== this.#dnsOf ||
+      this.#dnsText === '' ||
       vc.name !== this.#dnsName ||
       vc.namespace !== this.#dnsNamespace ||
       vc.config !== this.#dnsConfig
     ) {
-      this.#dnsOf = vc;
       this.#dnsName = vc.name;
       this.#dnsNamespace = vc.namespace;
       this.#dnsConfig = vc.config;
