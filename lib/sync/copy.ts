@@ -170,11 +170,16 @@ export function hostCopyOf(copy: DeferredHostCopy, ctx: SyncContext): KubeObject
 export function sameHostCopy(copy: DeferredHostCopy, host: KubeObject, ctx: SyncContext): boolean {
   const spec = copy.deferredSpec;
   if (spec === undefined) return sameContent(copy.head, host);
-  const desired = copy.head.metadata;
   return (
-    jsonEqual(desired.labels ?? {}, host.metadata.labels ?? {}) &&
-    jsonEqual(desired.annotations ?? {}, host.metadata.annotations ?? {}) &&
-    sameHostSpec(spec.virtual, spec.kind, host, ctx)
+    sameLabelsAndAnnotations(copy.head, host) && sameHostSpec(spec.virtual, spec.kind, host, ctx)
+  );
+}
+
+/** Whether `a` and `b` carry the same labels and annotations (markers included). */
+export function sameLabelsAndAnnotations(a: KubeObject, b: KubeObject): boolean {
+  return (
+    jsonEqual(a.metadata.labels ?? {}, b.metadata.labels ?? {}) &&
+    jsonEqual(a.metadata.annotations ?? {}, b.metadata.annotations ?? {})
   );
 }
 

@@ -13,7 +13,13 @@ import {
 } from '../model/index.ts';
 import type { PatchReport } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
-import { type CopyEnv, deferredCopyToHost, hostCopyOf, sameHostCopy } from './copy.ts';
+import {
+  type CopyEnv,
+  deferredCopyToHost,
+  hostCopyOf,
+  sameHostCopy,
+  sameLabelsAndAnnotations,
+} from './copy.ts';
 import {
   type CompanionObjects,
   changedImmutableField,
@@ -383,6 +389,10 @@ function hostEdits(
   translation: Translation,
 ): { labels: string[]; annotations: string[] } {
   const { ctx, kind } = target;
+  // A copy whose labels and annotations are the ones this sync writes now has no key whose host
+  // value differs from the desired one, so none can be a host edit: an unchanged resync skips
+  // reading the record and the two key scans.
+  if (sameLabelsAndAnnotations(host, translation.copy.head)) return { labels: [], annotations: [] };
   const last = lastAppliedOf(host, ctx);
   if (!last) return { labels: [], annotations: [] };
   return hostChanges(
