@@ -125,7 +125,7 @@ async function main(): Promise<void> {
   const rows: Array<[string, string, string, string]> = [];
 
   // 1. Bundle size.
-  // The zip holds the function bundle and the plan worker's bundle beside it.
+  // The zip holds the function bundle, the plan worker's bundle and the on-demand modules beside it.
   const { files } = await buildFunctions();
   const bundlePath = Object.keys(files).find((f) => f.endsWith('sync.cjs'))!;
   const bundles = await Promise.all(Object.keys(files).map((f) => readFile(f)));

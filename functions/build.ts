@@ -8,9 +8,11 @@
  *   node functions/build.ts --analyze  # also print the largest inputs
  */
 
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import { kubeClientTrim } from '../scripts/kube-client-trim.ts';
+import { KUBE_CLIENT_RARELY_USED, kubeClientTrim } from '../scripts/kube-client-trim.ts';
+import { onDemandEntry, onDemandModules } from '../scripts/on-demand-modules.ts';
 
 /** Function name -> entry point. */
 export const ENTRIES = { sync: 'functions/sync.ts' } as const;
@@ -39,6 +41,16 @@ export const RUNTIME_PROVIDED = [
   '@aws-sdk/credential-provider-node',
 ];
 
+/**
+ * Modules the functions load on first use from {@link ON_DEMAND_FILE} beside their bundle
+ * (scripts/on-demand-modules.ts): the Kubernetes client's proxy and auth-provider modules, and
+ * the request signer of `eks:` credentials. Out of the bundle, a cold start parses 20 % less.
+ */
+export const ON_DEMAND = [...KUBE_CLIENT_RARELY_USED, '@smithy/signature-v4'];
+
+/** The file that holds {@link ON_DEMAND} (serverless.yml packages it with the functions). */
+export const ON_DEMAND_FILE = 'on-demand.cjs';
+
 /** Builds every function and worker; resolves with the bundle sizes in bytes. */
 export async function buildFunctions(
   root = fileURLToPath(new URL('..', import.meta.url)),
@@ -52,11 +64,9 @@ export async function buildFunctions(
   files: Record<string, number>;
   metafile: Metafile;
 }> {
-  const result = await build({
+  const outdir = options.outDir ?? OUT_DIR;
+  const common = {
     absWorkingDir: root,
-    entryPoints: options.entries ?? { ...ENTRIES, ...WORKERS },
-    outdir: options.outDir ?? OUT_DIR,
-    outExtension: { '.js': '.cjs' },
     bundle: true,
     platform: 'node',
     target: 'node22',
@@ -66,7 +76,19 @@ export async function buildFunctions(
     external: RUNTIME_PROVIDED,
     metafile: true,
     logLevel: 'warning',
+  } as const;
+  const onDemand = await build({
+    ...common,
+    stdin: { contents: onDemandEntry(ON_DEMAND), resolveDir: root, loader: 'js' },
+    outfile: join(outdir, ON_DEMAND_FILE),
     plugins: [kubeClientTrim],
+  });
+  const result = await build({
+    ...common,
+    entryPoints: options.entries ?? { ...ENTRIES, ...WORKERS },
+    outdir,
+    outExtension: { '.js': '.cjs' },
+    plugins: [await onDemandModules(ON_DEMAND, ON_DEMAND_FILE), kubeClientTrim],
     // A CommonJS bundle has no import.meta: the sources' `import.meta.url` becomes the bundle's
     // own file URL, and the planner finds its worker bundle by name beside it.
     banner: { js: 'var __bundleUrl=require("node:url").pathToFileURL(__filename).href;' },
@@ -80,7 +102,9 @@ export async function buildFunctions(
     },
   });
   const files: Record<string, number> = {};
-  for (const [file, info] of Object.entries(result.metafile.outputs)) files[file] = info.bytes;
+  for (const built of [result, onDemand]) {
+    for (const [file, info] of Object.entries(built.metafile.outputs)) files[file] = info.bytes;
+  }
   return { files, metafile: result.metafile };
 }
 

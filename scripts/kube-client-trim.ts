@@ -35,3 +35,17 @@ export const kubeClientTrim: Plugin = {
     }));
   },
 };
+
+/**
+ * Modules the client imports for kubeconfigs a function rarely meets: a `proxy-url` (SOCKS and
+ * HTTP proxies) and the OIDC, Azure and GCP auth providers. The client imports them at the top of
+ * its KubeConfig, so a bundle that carries them parses and runs them on every cold start; the
+ * function bundle loads them on demand (scripts/on-demand-modules.ts).
+ */
+export const KUBE_CLIENT_RARELY_USED = [
+  'socks',
+  'socks-proxy-agent',
+  'hpagent',
+  'openid-client',
+  'jsonpath-plus',
+];

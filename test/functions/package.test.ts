@@ -86,10 +86,11 @@ function arns(resource: unknown): string[] {
 }
 
 describe('npm run package', () => {
-  it(`produces the zip with both bundles${isolated ? ' without the network' : ' (the network NOT isolated: unshare -n is not available here)'}`, async () => {
+  it(`produces the zip with the three bundles${isolated ? ' without the network' : ' (the network NOT isolated: unshare -n is not available here)'}`, async () => {
     expect(output).toContain('Service packaged');
     const zip = await JSZip.loadAsync(await readFile(join(dir, 'sync.zip')));
     expect(Object.keys(zip.files).sort()).toEqual([
+      'dist/functions/on-demand.cjs',
       'dist/functions/plan-worker.cjs',
       'dist/functions/sync.cjs',
     ]);
