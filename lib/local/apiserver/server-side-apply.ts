@@ -120,13 +120,16 @@ function itemKey(item: Obj, keys: string[]): string {
   return `k:${JSON.stringify(k)}`;
 }
 
-/** Paths (arrays of FieldsV1 elements joined by \u0000) of every field `v` sets under `s`. */
-function collect(v: unknown, s: Schema | undefined, prefix: string[], out: Set<string>): void {
+/**
+ * Paths (FieldsV1 elements joined by \u0000) of every field `v` sets under `s`, `prefix` being
+ * the path of `v` itself, already joined.
+ */
+function collect(v: unknown, s: Schema | undefined, prefix: string, out: Set<string>): void {
   if (isPlainObject(v) && (isStruct(s) || isMap(s))) {
-    if (isMap(s) && prefix.length > 0) out.add([...prefix, '.'].join('\u0000'));
+    if (isMap(s)) out.add(`${prefix}\u0000.`);
     for (const [k, e] of Object.entries(v)) {
       if (e === undefined) continue;
-      collect(e, child(s, k), [...prefix, `f:${k}`], out);
+      collect(e, child(s, k), `${prefix}\u0000f:${k}`, out);
     }
     return;
   }
@@ -136,19 +139,19 @@ function collect(v: unknown, s: Schema | undefined, prefix: string[], out: Set<s
     if (lk.type === 'map') {
       for (const item of v) {
         if (!isPlainObject(item)) continue;
-        const p = [...prefix, itemKey(item, lk.keys)];
-        out.add([...p, '.'].join('\u0000'));
+        const p = `${prefix}\u0000${itemKey(item, lk.keys)}`;
+        out.add(`${p}\u0000.`);
         for (const [k, e] of Object.entries(item))
-          collect(e, child(items, k), [...p, `f:${k}`], out);
+          collect(e, child(items, k), `${p}\u0000f:${k}`, out);
       }
       return;
     }
     if (lk.type === 'set') {
-      for (const item of v) out.add([...prefix, `v:${JSON.stringify(item)}`].join('\u0000'));
+      for (const item of v) out.add(`${prefix}\u0000v:${JSON.stringify(item)}`);
       return;
     }
   }
-  out.add(prefix.join('\u0000'));
+  out.add(prefix);
 }
 
 /** The fields `obj` (a whole object) sets, without the ones the server owns. */
@@ -161,11 +164,11 @@ export function fieldSet(r: ResourceType, obj: Obj): Set<string> {
       const metaSchema = child(s, 'metadata');
       for (const [mk, mv] of Object.entries(v)) {
         if (IGNORED_META.has(mk) || mv === undefined) continue;
-        collect(mv, child(metaSchema, mk), ['f:metadata', `f:${mk}`], out);
+        collect(mv, child(metaSchema, mk), `f:metadata\u0000f:${mk}`, out);
       }
       continue;
     }
-    collect(v, child(s, k), [`f:${k}`], out);
+    collect(v, child(s, k), `f:${k}`, out);
   }
   return out;
 }
@@ -445,14 +448,18 @@ export function recordUpdate(
   manager: string,
   subresource: string | undefined,
 ): ManagedFieldsEntry[] {
-  const beforeMeta = isPlainObject(before?.metadata) ? (before!.metadata as Obj) : {};
-  const managed = entries(beforeMeta);
   const afterSet = fieldSet(r, after);
+  if (!before) {
+    // A create: the manager set every field, and there is no earlier entry to take them from.
+    const list = withEntry([], manager, 'Update', apiVersionOf(r), afterSet);
+    if (subresource) for (const e of list) e.subresource = subresource;
+    return list;
+  }
+  const managed = entries(isPlainObject(before.metadata) ? before.metadata : {});
   const changed = new Set<string>();
   for (const p of afterSet) {
     const path = p.split('\u0000');
-    if (!before) changed.add(p);
-    else if (path[path.length - 1] === '.') {
+    if (path[path.length - 1] === '.') {
       // A map or element itself belongs to whoever made it, not to whoever changed inside it.
       if (valueAt(before, path.slice(0, -1)) === missing) changed.add(p);
     } else if (JSON.stringify(valueAt(before, path)) !== JSON.stringify(valueAt(after, path))) {
