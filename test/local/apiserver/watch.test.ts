@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type EmulatedCluster, startCluster } from '../../../lib/local/apiserver/index.ts';
-import { call, endpoints, openWatch, type WireEvent } from './http-helpers.ts';
+import { call, endpoints, openWatch, rawRequest, type WireEvent } from './http-helpers.ts';
 
 let c: EmulatedCluster;
 const ns = '/api/v1/namespaces/default';
@@ -217,5 +217,38 @@ describe('watch', () => {
     const r = await call(c.url, 'GET', `${ns}/endpoints?watch=true&resourceVersion=abc`);
     expect(r.status).toBe(400);
     expect(r.body.reason).toBe('BadRequest');
+  });
+});
+
+describe('watch writes', () => {
+  it("sends the events of one turn of the event loop as one chunk, in order, before the stream's end", async () => {
+    const rv = c.store.resourceVersion();
+    const names = Array.from({ length: 20 }, (_, i) => `batch-${i}`);
+    setTimeout(() => {
+      for (const name of names) c.store.create('endpoints', 'default', endpoints(name));
+    }, 300);
+    const host = new URL(c.url).host;
+    const res = await rawRequest(
+      c.url,
+      `GET ${ns}/endpoints?watch=true&resourceVersion=${rv}&timeoutSeconds=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(res.status).toBe(200);
+    // Undo the chunked framing by hand: <size in hex>\r\n<data>\r\n ... 0\r\n\r\n.
+    const chunks: string[] = [];
+    let rest = res.body;
+    for (;;) {
+      const eol = rest.indexOf('\r\n');
+      const size = Number.parseInt(rest.slice(0, eol), 16);
+      if (size === 0) break;
+      chunks.push(rest.slice(eol + 2, eol + 2 + size));
+      rest = rest.slice(eol + 2 + size + 2);
+    }
+    const withEvents = chunks.filter((chunk) => chunk.includes('"ADDED"'));
+    expect(withEvents).toHaveLength(1);
+    const events = withEvents[0]!
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as WireEvent);
+    expect(events.map((e) => e.object.metadata.name)).toEqual(names);
   });
 });
