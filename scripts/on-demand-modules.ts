@@ -37,7 +37,7 @@ export function onDemandEntry(modules: readonly string[]): string {
 }
 
 /** Every name `module` exports: its ES module namespace and, for CommonJS, `module.exports`'s keys. */
-export async function exportNames(module: string): Promise<string[]> {
+async function exportNames(module: string): Promise<string[]> {
   const namespace = (await import(module)) as Record<string, unknown>;
   const names = new Set(Object.keys(namespace));
   const commonJs = namespace['default'];
