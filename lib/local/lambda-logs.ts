@@ -114,6 +114,18 @@ export interface InvocationLog {
   line(text: string): void;
   /** `START ... END ... REPORT`, last {@link LOG_TAIL_BYTES} bytes, base64. */
   tail(report: { version: string; durationMs: number; memoryMb: number }): string;
+  /** What the function wrote that is kept (at least the last {@link LOG_TAIL_BYTES} bytes). */
+  output(): string;
+}
+
+/**
+ * Keeps `text`, written by the current invocation's function elsewhere (its own thread), in the
+ * invocation's log, without echoing it (the thread's own output already reached the terminal).
+ * Outside an invocation whose writes are kept, it does nothing.
+ */
+export function keepFunctionOutput(text: string): void {
+  const scope = scopes.getStore();
+  if (scope !== undefined && text !== '') keep(scope, text, 'utf8');
 }
 
 /**
@@ -128,6 +140,7 @@ export function invocationLog(requestId: string, echo: boolean, wanted = true): 
     line(text) {
       keep(scope, `${text}\n`, 'utf8');
     },
+    output: () => Buffer.concat(scope.chunks).toString('utf8'),
     tail({ version, durationMs, memoryMb }) {
       const used = Math.ceil(process.memoryUsage().rss / (1024 * 1024));
       const text = Buffer.concat([

@@ -15,15 +15,7 @@ import type { ForwarderOptions } from '../forwarder/forwarder.ts';
 import { createForwarder, type Forwarder } from '../forwarder/index.ts';
 import { LambdaInvoker } from '../forwarder/invoker.ts';
 import { type ForwarderLogger, silentLogger } from '../forwarder/logger.ts';
-import {
-  createSyncHandler,
-  markerKeysFrom,
-  readSecretText,
-  registryTenants,
-  type SyncHandler,
-  singleTenant,
-} from '../functions/index.ts';
-import type { TelemetryOptions } from '../functions/observability.ts';
+import type { TelemetryOptions } from '../functions/index.ts';
 import {
   AlreadyExistsError,
   createKubeClient,
@@ -32,11 +24,13 @@ import {
   kubeConfigFromString,
   RESOURCES,
 } from '../kube/index.ts';
+import type { VirtualClusterIdentity } from '../model/index.ts';
 import { DEFAULT_MARKER_DOMAIN } from '../naming/index.ts';
-import type { VirtualClusterIdentity } from '../sync/types.ts';
 import { generateSigningKey } from '../tenancy/index.ts';
 import { type EmulatedCluster, startCluster } from './apiserver/index.ts';
+import { startFunctionThread } from './function-thread.ts';
 import { type FaultInjection, type LambdaEndpoint, startLambdaEndpoint } from './lambda.ts';
+import type { LocalFunction } from './lambda-functions.ts';
 import { type ObjectStore, startObjectStore } from './objectstore.ts';
 
 /** The function's full name, as `serverless deploy` names it (`<service>-<stage>-<function>`). */
@@ -94,7 +88,8 @@ export interface StackOptions {
   kubeQps?: number;
   /** Logs of the forwarder (default silent) and of the function (default silent). */
   logger?: ForwarderLogger;
-  telemetry?: TelemetryOptions;
+  /** The function's log level and metrics (built in its own thread: options only, no logger). */
+  telemetry?: Omit<TelemetryOptions, 'logger'>;
 }
 
 /** One side of the stack. */
@@ -128,7 +123,6 @@ export interface Stack {
    */
   signingKey: { tenant: string; keyId: string; key: string };
   lambda: LambdaEndpoint;
-  handler: SyncHandler;
   forwarder: Forwarder;
   /** Replaces the configuration the function reads (S3 object or local file). */
   putConfig(text: string): Promise<void>;
@@ -232,66 +226,10 @@ async function registerTenant(
   return objectStore.uri(LOCAL_CONFIG_BUCKET, LOCAL_REGISTRY_PREFIX);
 }
 
-/** What {@link localSyncHandler} needs besides the host client and the identity. */
-interface LocalFunctionSettings {
-  configUri: string;
-  /** The tenant's signing keys as the registry holds them (`inline:...`). */
-  signingKeys: string;
-  objectStore?: ObjectStore;
-  /** The registry's location; without it the function serves the one tenant directly. */
-  tenantRegistry?: string;
-  options: StackOptions;
-}
-
-/**
- * The sync function as production builds it: tenants from the registry in the local S3 (or the
- * one tenant), a fresh secret for import markers, configuration read from `configUri`.
- */
-function localSyncHandler(
-  host: KubeClient,
-  identity: VirtualClusterIdentity,
-  settings: LocalFunctionSettings,
-): SyncHandler {
-  const { configUri, signingKeys, objectStore, tenantRegistry, options } = settings;
-  const s3 = objectStore && {
-    endpoint: objectStore.endpoint,
-    region: objectStore.region,
-    forcePathStyle: true,
-    credentials: objectStore.credentials,
-  };
-  const tenantOptions = {
-    markerDomain: identity.markerDomain,
-    // The demo keeps the signing key inline and may serve a local configuration file.
-    allowLocalFiles: true,
-  };
-  // The functions' own secret for signing import markers (MARKER_KEYS): fresh per run, since
-  // imports made by one run of the demo need not be trusted by the next.
-  const markerKeys = generateSigningKey(identity.name, 'marker').function;
-  return createSyncHandler({
-    host,
-    markerKeys: markerKeysFrom(`inline:${JSON.stringify(markerKeys)}`, (ref) =>
-      readSecretText(ref, { allowLocal: true }),
-    ),
-    tenants: tenantRegistry
-      ? registryTenants({ location: tenantRegistry, ...(s3 ? { s3 } : {}), ...tenantOptions })
-      : singleTenant({
-          name: identity.name,
-          namespace: identity.hostNamespace,
-          config: configUri,
-          signingKeys,
-          ...tenantOptions,
-        }),
-    configSourceOptions: {
-      minRevalidateMs: options.configRevalidateMs ?? 1000,
-      ...(s3 ? { s3 } : {}),
-    },
-    telemetry: options.telemetry ?? { logLevel: 'SILENT', metrics: false },
-  });
-}
-
 /** The local Lambda invoke endpoint serving `handler`, and the forwarder's signing invoker of it. */
 async function localLambda(
-  handler: SyncHandler,
+  handler: LocalFunction,
+  echo: boolean,
   forwarderKey: Stack['signingKey'],
   options: StackOptions,
   closers: Array<() => Promise<unknown>>,
@@ -299,10 +237,10 @@ async function localLambda(
   const lambda = await startLambdaEndpoint({
     ...(options.lambdaFaults ? { faults: options.lambdaFaults } : {}),
     ...(options.lambdaPort === undefined ? {} : { port: options.lambdaPort }),
-    echoFunctionOutput: options.echoFunctionLogs ?? true,
+    echoFunctionOutput: echo,
     functions: {
       [LOCAL_FUNCTION_NAME]: {
-        handler: (event, context) => handler(event, context),
+        handler,
         description: 'endpoint-sync - plan and apply host writes for a batch of virtual objects',
         handlerName: 'dist/functions/sync.handler',
       },
@@ -381,16 +319,38 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const tenantRegistry = objectStore
       ? await registerTenant(objectStore, identity, configUri, signingKeys)
       : undefined;
-    const handler = localSyncHandler(host.client, identity, {
-      configUri,
-      signingKeys,
-      ...(objectStore ? { objectStore } : {}),
-      ...(tenantRegistry ? { tenantRegistry } : {}),
-      options,
+    const echo = options.echoFunctionLogs ?? true;
+    const fn = startFunctionThread({
+      settings: {
+        identity,
+        hostKubeconfig: host.kubeconfigPath,
+        ...(options.kubeQps === undefined ? {} : { hostQps: options.kubeQps }),
+        configUri,
+        signingKeys,
+        ...(objectStore
+          ? {
+              s3: {
+                endpoint: objectStore.endpoint,
+                region: objectStore.region,
+                credentials: objectStore.credentials,
+              },
+            }
+          : {}),
+        ...(tenantRegistry ? { tenantRegistry } : {}),
+        configRevalidateMs: options.configRevalidateMs ?? 1000,
+        telemetry: options.telemetry ?? { logLevel: 'SILENT', metrics: false },
+      },
+      echo,
     });
-    closers.push(() => handler.close());
+    closers.push(() => fn.close());
 
-    const { lambda, sealer, invoker } = await localLambda(handler, key.forwarder, options, closers);
+    const { lambda, sealer, invoker } = await localLambda(
+      fn.handler,
+      echo,
+      key.forwarder,
+      options,
+      closers,
+    );
 
     const forwarder = createForwarder({
       logger: options.logger ?? silentLogger,
@@ -419,7 +379,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       sealer,
       signingKey: key.forwarder,
       lambda,
-      handler,
       forwarder,
       putConfig,
       close,
