@@ -17,8 +17,8 @@ parentPort!.on('message', (message: Invocation | 'close') => {
     void handler.close().finally(() => process.exit(0));
     return;
   }
-  const { id, event, context } = message;
-  const log = invocationLog(context.awsRequestId, echo);
+  const { id, event, keep, context } = message;
+  const log = invocationLog(context.awsRequestId, echo, keep);
   const lambdaContext = {
     ...context,
     getRemainingTimeInMillis: () => Math.max(0, context.deadline - Date.now()),

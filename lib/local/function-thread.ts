@@ -10,7 +10,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { LambdaLikeContext, LocalFunction } from './lambda-functions.ts';
-import { keepFunctionOutput } from './lambda-logs.ts';
+import { keepFunctionOutput, keepsFunctionOutput } from './lambda-logs.ts';
 import type { SyncFunctionSettings } from './sync-function.ts';
 
 /** What the worker is started with. */
@@ -24,6 +24,12 @@ export interface FunctionThreadData {
 export interface Invocation {
   id: number;
   event: unknown;
+  /**
+   * Whether the main thread keeps this invocation's log (`--log-type Tail`, or quiet output): the
+   * worker then keeps the function's writes too; otherwise they only go to the terminal and the
+   * invocation runs outside any async scope (lambda-logs.ts says why that matters).
+   */
+  keep: boolean;
   context: Omit<LambdaLikeContext, 'getRemainingTimeInMillis'> & { deadline: number };
 }
 
@@ -71,6 +77,7 @@ export function startFunctionThread(data: FunctionThreadData): FunctionThread {
       worker.postMessage({
         id,
         event,
+        keep: keepsFunctionOutput(),
         context: { ...rest, deadline: Date.now() + getRemainingTimeInMillis() },
       } satisfies Invocation);
     });

@@ -3,7 +3,9 @@
  * `START`, everything the function wrote to stdout and stderr while it ran, `END` and `REPORT`,
  * and only the last 4 KB, base64-encoded, in `X-Amz-Log-Result`.
  *
- * The functions run in this process, so their writes are told apart by async context: each
+ * The functions run in this process (the stack's sync function in a thread of its own, which
+ * keeps its writes the same way and sends them back with its answer: function-thread.ts), so
+ * their writes are told apart by async context: each
  * invocation whose writes are wanted runs inside an {@link AsyncLocalStorage} scope, and while at
  * least one endpoint is open, `process.stdout.write`, `process.stderr.write` and the global
  * `console` methods also append to the scope's buffer. `console` lines get the prefix Lambda's
@@ -116,6 +118,11 @@ export interface InvocationLog {
   tail(report: { version: string; durationMs: number; memoryMb: number }): string;
   /** What the function wrote that is kept (at least the last {@link LOG_TAIL_BYTES} bytes). */
   output(): string;
+}
+
+/** Whether the current invocation's writes are kept (it runs in a scope). */
+export function keepsFunctionOutput(): boolean {
+  return scopes.getStore() !== undefined;
 }
 
 /**
