@@ -68,7 +68,7 @@ export function copyEndpointsSubsets(
   ctx: SyncContext,
 ): unknown {
   if (!Array.isArray(subsets)) return cloneJson(subsets);
-  const podKey = podHostKeys(ctx);
+  const podName = podHostNames(ctx);
   return subsets.map((subset) => {
     if (!isPlainObject(subset)) return cloneJson(subset);
     const out: Record<string, unknown> = {};
@@ -79,7 +79,7 @@ export function copyEndpointsSubsets(
         out,
         key,
         (key === 'addresses' || key === 'notReadyAddresses') && Array.isArray(value)
-          ? value.map((address) => copyAddress(address, virtualNamespace, podKey))
+          ? value.map((address) => copyAddress(address, virtualNamespace, podName))
           : cloneJson(value),
       );
     }
@@ -87,71 +87,49 @@ export function copyEndpointsSubsets(
   });
 }
 
-type PodHostKey = (namespace: string, name: string) => { namespace: string; name: string };
-
 /**
  * A spread copies the address's keys in order, as own data properties (a `__proto__` key too),
  * in one step, where a store per key was a quarter of a create plan; then only the nested values
  * are replaced by copies (the targetRef translated) and `undefined` members (never in JSON) are
- * dropped, as {@link cloneJson} drops them.
+ * dropped, as {@link cloneJson} drops them. Every key of the copy is its own data property by
+ * then, so a plain assignment replaces the value (even of a `__proto__` key).
  */
-function copyAddress(address: unknown, virtualNamespace: string, podKey: PodHostKey): unknown {
+function copyAddress(address: unknown, virtualNamespace: string, podName: PodHostName): unknown {
   if (!isPlainObject(address)) return cloneJson(address);
   const out: Record<string, unknown> = { ...address };
   for (const key in out) {
     const value = out[key];
     if (value === undefined) delete out[key];
     else if (typeof value === 'object' && value !== null) {
-      setOwn(
-        out,
-        key,
-        key === 'targetRef' ? copyTargetRef(value, virtualNamespace, podKey) : cloneJson(value),
-      );
+      out[key] =
+        key === 'targetRef' ? copyTargetRef(value, virtualNamespace, podName) : cloneJson(value);
     }
   }
   return out;
 }
 
 /** Keys keep their order; a namespace the virtual ref lacked comes last, as an assignment would add it. */
-function copyTargetRef(ref: unknown, virtualNamespace: string, podKey: PodHostKey): unknown {
+function copyTargetRef(ref: unknown, virtualNamespace: string, podName: PodHostName): unknown {
   if (!isPlainObject(ref) || ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') {
     return cloneJson(ref);
   }
   const namespace = typeof ref['namespace'] === 'string' ? ref['namespace'] : virtualNamespace;
-  const host = podKey(namespace, ref['name']);
+  const hostNamespace = podName.namespace(namespace);
   const out: Record<string, unknown> = {};
   let namespaced = false;
-  for (const key of Object.keys(ref)) {
+  // JSON data has no enumerable inherited members: `for...in` visits own keys, without the
+  // array `Object.keys` would allocate for every address.
+  for (const key in ref) {
     const value = ref[key];
     if (value === undefined || key === 'uid' || key === 'resourceVersion') continue;
-    if (key === 'name') out[key] = host.name;
+    if (key === 'name') out[key] = podName.of(namespace, value as string);
     else if (key === 'namespace') {
-      out[key] = host.namespace;
+      out[key] = hostNamespace;
       namespaced = true;
     } else setOwn(out, key, cloneJson(value));
   }
-  if (!namespaced) out['namespace'] = host.namespace;
+  if (!namespaced) out['namespace'] = hostNamespace;
   return out;
-}
-
-/**
- * {@link hostKeyOf} for Pods. In single-namespace mode a Pod's host name is
- * `safeConcatName(name, 'x', namespace, 'x', vc)`, which is the plain join whenever that fits in
- * {@link MAX_NAME_LENGTH}: built directly here (the rest-parameter join was a tenth of a plan),
- * and left to the naming rules when it does not fit.
- */
-function podHostKeys(ctx: SyncContext): PodHostKey {
-  const { identity, config } = ctx;
-  if (isMultiNamespace(config)) {
-    return (namespace, name) => hostKeyOf('Pod', { namespace, name }, identity, config);
-  }
-  const suffix = `-x-${identity.name}`;
-  const hostNamespace = identity.hostNamespace;
-  return (namespace, name) => {
-    const joined = `${name}-x-${namespace}${suffix}`;
-    if (joined.length <= MAX_NAME_LENGTH) return { namespace: hostNamespace, name: joined };
-    return hostKeyOf('Pod', { namespace, name }, identity, config);
-  };
 }
 
 /**
@@ -271,13 +249,18 @@ function sameTargetRef(
 /** {@link hostKeyOf} for Pods, one part at a time. */
 interface PodHostName {
   namespace(virtualNamespace: string): string;
+  /** The host name of the Pod `name` in `virtualNamespace`. */
+  of(virtualNamespace: string, name: string): string;
   /** Whether `candidate` is the host name of the Pod `name` in `virtualNamespace`. */
   is(candidate: unknown, virtualNamespace: string, name: string): boolean;
 }
 
 /**
  * Checks host names without building them: joining the name and then comparing it flattened a
- * new string for every address of every resync.
+ * new string for every address of every resync. In single-namespace mode a Pod's host name is
+ * `safeConcatName(name, 'x', namespace, 'x', vc)`, which is the plain join whenever that fits in
+ * {@link MAX_NAME_LENGTH}: built (or checked) directly here, where the rest-parameter join was a
+ * tenth of a plan, and left to the naming rules when it does not fit.
  */
 function podHostNames(ctx: SyncContext): PodHostName {
   const { identity, config } = ctx;
@@ -285,6 +268,7 @@ function podHostNames(ctx: SyncContext): PodHostName {
     return {
       namespace: (namespace) =>
         hostKeyOf('Pod', { namespace, name: '' }, identity, config).namespace,
+      of: (namespace, name) => hostKeyOf('Pod', { namespace, name }, identity, config).name,
       is: (candidate, _namespace, name) => candidate === name,
     };
   }
@@ -292,6 +276,11 @@ function podHostNames(ctx: SyncContext): PodHostName {
   const hostNamespace = identity.hostNamespace;
   return {
     namespace: () => hostNamespace,
+    of: (namespace, name) => {
+      const joined = `${name}-x-${namespace}${suffix}`;
+      if (joined.length <= MAX_NAME_LENGTH) return joined;
+      return hostKeyOf('Pod', { namespace, name }, identity, config).name;
+    },
     is: (candidate, namespace, name) => {
       if (typeof candidate !== 'string') return false;
       const length = name.length + 3 + namespace.length + suffix.length;
