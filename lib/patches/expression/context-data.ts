@@ -8,14 +8,34 @@ import type { ContextUse } from './analysis.ts';
 const TOP_LEVEL = new Set(['virtualcluster', 'hostObject', 'virtualObject', 'path']);
 const VIRTUALCLUSTER = new Set(['name', 'namespace', 'config']);
 
+/**
+ * Paths grouped key by key, built once per expression so that copying or bounding a context per
+ * evaluation allocates nothing for the paths (regrouping them at every level was most of a
+ * context-reading fast-path evaluation): `true` where a path ends, its whole subtree being read,
+ * else the keys read there, in their first path's order (an array: walked without an iterator).
+ */
+export type PathTree = true | readonly (readonly [key: string, read: PathTree])[];
+
 /** How to marshal `context` for one expression; computed once per expression. */
 export interface ContextPlan {
-  /** Paths into the context without `virtualcluster.config`; `[[]]` is everything. */
-  rest: string[][];
-  /** Paths into `virtualcluster.config`, or `undefined` when the config is not read. */
-  config: string[][] | undefined;
+  /** What is read of the context without `virtualcluster.config` (no keys: nothing). */
+  rest: PathTree;
+  /** What is read of `virtualcluster.config`, or `undefined` when the config is not read. */
+  config: PathTree | undefined;
   /** Cache key of the config copy this plan needs. */
   configSignature: string;
+}
+
+/** The {@link PathTree} of `paths`. */
+export function pathTree(paths: readonly (readonly string[])[]): PathTree {
+  if (paths.some((p) => p.length === 0)) return true;
+  const groups = new Map<string, (readonly string[])[]>();
+  for (const [head, ...tail] of paths as (readonly [string, ...string[]])[]) {
+    const group = groups.get(head);
+    if (group === undefined) groups.set(head, [tail]);
+    else group.push(tail);
+  }
+  return [...groups].map(([key, tails]) => [key, pathTree(tails)] as const);
 }
 
 /** Splits the paths an expression reads into config paths and the rest. */
@@ -42,8 +62,8 @@ export function planContext(use: Exclude<ContextUse, 'none'>): ContextPlan {
   }
   const configPaths = wholeConfig ? [[]] : config.length > 0 ? config : undefined;
   return {
-    rest,
-    config: configPaths,
+    rest: pathTree(rest),
+    config: configPaths === undefined ? undefined : pathTree(configPaths),
     configSignature: configPaths === undefined ? '' : JSON.stringify(configPaths),
   };
 }
@@ -60,7 +80,7 @@ export function contextJson(context: ExpressionContext, plan: ContextPlan): stri
     virtualObject: context.virtualObject,
     path: context.path,
   };
-  const pruned = (plan.rest.length === 0 ? {} : prune(data, plan.rest)) as Record<string, unknown>;
+  const pruned = prune(data, plan.rest) as Record<string, unknown>;
   if (plan.config !== undefined && pruned.virtualcluster === undefined) pruned.virtualcluster = {};
   return JSON.stringify(pruned);
 }
@@ -69,31 +89,25 @@ export function contextJson(context: ExpressionContext, plan: ContextPlan): stri
 export function configJson(context: ExpressionContext, plan: ContextPlan): string {
   const config = context.virtualcluster.config;
   if (config === undefined) return 'null';
-  return JSON.stringify(prune(config, plan.config ?? [[]])) ?? 'null';
+  return JSON.stringify(prune(config, plan.config ?? true)) ?? 'null';
 }
 
 /**
- * Keeps only the subtrees at `paths` (each needed whole). Descends only into plain objects and
+ * Keeps only the subtrees `tree` reads (each needed whole). Descends only into plain objects and
  * only through own keys: a missing key or an array keeps the whole level, so methods called on
  * it (`labels.hasOwnProperty(...)`) still see the real object.
  */
-export function prune(data: unknown, paths: readonly (readonly string[])[]): unknown {
-  if (paths.some((p) => p.length === 0)) return data;
+export function prune(data: unknown, tree: PathTree): unknown {
+  if (tree === true) return data;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
-  const groups = new Map<string, (readonly string[])[]>();
-  for (const p of paths) {
-    const [head, ...tail] = p as [string, ...string[]];
-    const g = groups.get(head);
-    if (g === undefined) groups.set(head, [tail]);
-    else g.push(tail);
-  }
   const obj = data as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [key, tails] of groups) {
+  for (let i = 0; i < tree.length; i++) {
+    const [key, subtree] = tree[i]!;
     if (!Object.hasOwn(obj, key) || obj[key] === undefined) return data;
     // defineProperty: a key named __proto__ must stay an own property.
     Object.defineProperty(out, key, {
-      value: prune(obj[key], tails),
+      value: prune(obj[key], subtree),
       enumerable: true,
       writable: true,
       configurable: true,
@@ -120,29 +134,23 @@ export function contextSizeBound(
     virtualObject: context.virtualObject,
     path: context.path,
   };
-  // `{"virtualcluster":{}}` when only the config is read.
-  const bound = plan.rest.length === 0 ? 2 : prunedBound(data, plan.rest, limit);
+  // `{}` when only the config is read; the 24 also covers the `"virtualcluster":{}` added then.
+  const bound = prunedBound(data, plan.rest, limit);
   return bound + 24 > limit ? Number.POSITIVE_INFINITY : bound + 24;
 }
 
-/** Upper bound of the JSON length of `prune(data, paths)`, Infinity past `limit`. */
-function prunedBound(data: unknown, paths: readonly (readonly string[])[], limit: number): number {
-  if (paths.some((p) => p.length === 0)) return jsonBound(data, limit);
+/** Upper bound of the JSON length of `prune(data, tree)`, Infinity past `limit`. */
+function prunedBound(data: unknown, tree: PathTree, limit: number): number {
+  if (tree === true) return jsonBound(data, limit);
   if (typeof data !== 'object' || data === null || Array.isArray(data) || !isPlain(data)) {
     return jsonBound(data, limit);
   }
-  const groups = new Map<string, (readonly string[])[]>();
-  for (const p of paths) {
-    const [head, ...tail] = p as [string, ...string[]];
-    const g = groups.get(head);
-    if (g === undefined) groups.set(head, [tail]);
-    else g.push(tail);
-  }
   const obj = data as Record<string, unknown>;
   let size = 2;
-  for (const [key, tails] of groups) {
+  for (let i = 0; i < tree.length; i++) {
+    const [key, subtree] = tree[i]!;
     if (!Object.hasOwn(obj, key) || obj[key] === undefined) return jsonBound(data, limit);
-    size += stringBound(key) + 2 + prunedBound(obj[key], tails, limit - size);
+    size += stringBound(key) + 2 + prunedBound(obj[key], subtree, limit - size);
     if (size > limit) return Number.POSITIVE_INFINITY;
   }
   return size;
@@ -150,13 +158,16 @@ function prunedBound(data: unknown, paths: readonly (readonly string[])[], limit
 
 /** Upper bound of `JSON.stringify(x).length`, Infinity past `limit` or for non-JSON objects. */
 export function jsonBound(x: unknown, limit: number): number {
+  // A scalar (what a context path most often ends at) needs no stack.
+  if (typeof x !== 'object' || x === null) {
+    const size = scalarBound(x);
+    return size > limit ? Number.POSITIVE_INFINITY : size;
+  }
   let size = 0;
   const stack: unknown[] = [x];
   while (stack.length > 0) {
     const v = stack.pop();
-    if (typeof v === 'string') size += stringBound(v);
-    else if (typeof v === 'number') size += 24;
-    else if (v === null || typeof v !== 'object') size += 5;
+    if (typeof v !== 'object' || v === null) size += scalarBound(v);
     else if (!isPlain(v)) return Number.POSITIVE_INFINITY;
     else if (Array.isArray(v)) {
       size += 2 + v.length;
@@ -171,6 +182,12 @@ export function jsonBound(x: unknown, limit: number): number {
     if (size > limit) return Number.POSITIVE_INFINITY;
   }
   return size;
+}
+
+/** Upper bound of the JSON length of a string, number, boolean, null or undefined. */
+function scalarBound(v: unknown): number {
+  if (typeof v === 'string') return stringBound(v);
+  return typeof v === 'number' ? 24 : 5;
 }
 
 /** A JSON string is at most 6 characters per code unit (`\uXXXX`) and two quotes. */
