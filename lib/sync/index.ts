@@ -15,9 +15,8 @@ export { type CopyEnv, type CopyResult, copyFromHost, copyToHost } from './copy.
 export {
   ENDPOINTS_CONTROLLER_ANNOTATION,
   endpointsSkipReason,
-  type SkipReason,
   translateEndpointsSpec,
-} from './endpoints.ts';
+} from './kinds/endpoints.ts';
 export {
   type Companion,
   type CompanionObjects,
@@ -27,6 +26,7 @@ export {
   kindOfResource,
   kindResource,
   REFERENCE_RESOURCES,
+  type SkipReason,
   SYNC_KINDS,
   type SyncKind,
 } from './kinds/index.ts';

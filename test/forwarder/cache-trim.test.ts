@@ -4,7 +4,7 @@ import {
   hostCopyView,
   withoutManagedFields,
 } from '../../lib/forwarder/cache-trim.ts';
-import { endpointsSkipReason } from '../../lib/sync/endpoints.ts';
+import { endpointsSkipReason } from '../../lib/sync/index.ts';
 
 const key = { namespace: 'apps', name: 'db' };
 

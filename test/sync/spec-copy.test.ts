@@ -1,7 +1,8 @@
 /**
  * The one-pass spec copy and the in-place comparison of a resync give exactly what the
  * two-pass translation (`cloneJson` + `translateEndpointsSpec`) and `jsonEqual` give, for
- * arbitrary subsets (odd shapes included) and host values near and far from the copy.
+ * arbitrary subsets (odd shapes included) and host values near and far from the copy; and the
+ * same for an EndpointSlice's `endpoints`, whose Pod targetRefs translate the same way.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +13,8 @@ import {
   copyEndpointsSubsets,
   sameEndpointsSubsets,
   translateEndpointsSpec,
-} from '../../lib/sync/endpoints.ts';
+} from '../../lib/sync/kinds/endpoints.ts';
+import { kindOfResource } from '../../lib/sync/kinds/index.ts';
 import { config, identity } from './fixtures.ts';
 
 const single = syncContext(identity, config());
@@ -27,6 +29,15 @@ function twoPass(subsets: unknown, namespace: string, ctx = single): unknown {
   translateEndpointsSpec(object, namespace, ctx);
   return object['subsets'];
 }
+
+/** The same reference for a slice's endpoints, translated as one subset's addresses. */
+function twoPassSlice(endpoints: unknown, namespace: string, ctx = single): unknown {
+  if (!Array.isArray(endpoints)) return cloneJson(endpoints);
+  return (twoPass([{ addresses: endpoints }], namespace, ctx) as { addresses: unknown }[])[0]!
+    .addresses;
+}
+
+const sliceEndpointsField = kindOfResource('endpointslices')!.specFields['endpoints']!;
 
 const name = fc.oneof(
   fc.constantFrom('db-0', 'web', 'a'.repeat(40), 'x'.repeat(70)),
@@ -73,6 +84,28 @@ const subsets = fc.oneof(
 );
 const namespace = fc.constantFrom('default', 'a', 'b');
 
+/** An EndpointSlice endpoint: addresses, conditions and the rest beside a targetRef. */
+const sliceEndpoint = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record(
+      {
+        addresses: fc.array(fc.string(), { maxLength: 2 }),
+        conditions: fc.record({ ready: fc.boolean(), serving: fc.boolean() }, { requiredKeys: [] }),
+        nodeName: name,
+        targetRef,
+        zone: fc.string(),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { weight: 1, arbitrary: fc.jsonValue() },
+);
+const sliceEndpoints = fc.oneof(
+  { weight: 6, arbitrary: fc.array(sliceEndpoint, { maxLength: 4 }) },
+  { weight: 1, arbitrary: fc.jsonValue() },
+);
+
 /** A host value: the exact copy, the copy with one leaf changed, or anything. */
 function hostFor(copy: unknown, choice: number, junk: unknown): unknown {
   if (choice === 0) return junk;
@@ -102,34 +135,56 @@ function hostFor(copy: unknown, choice: number, junk: unknown): unknown {
   }
 }
 
+/** Each spec field written for speed, its arbitrary values, and the reference it must match. */
+const FIELDS = [
+  {
+    field: 'Endpoints subsets',
+    values: subsets,
+    copy: copyEndpointsSubsets,
+    equals: sameEndpointsSubsets,
+    reference: twoPass,
+  },
+  {
+    field: 'EndpointSlice endpoints',
+    values: sliceEndpoints,
+    copy: sliceEndpointsField.copy,
+    equals: sliceEndpointsField.equals,
+    reference: twoPassSlice,
+  },
+] as const;
+
+for (const { field, values, copy, equals, reference } of FIELDS) {
+  describe(`${field}: the one-pass copy and the comparison without a copy`, () => {
+    for (const [label, ctx] of [
+      ['single-namespace', single],
+      ['multi-namespace', multi],
+    ] as const) {
+      it(`copies like clone + translate, key order included (${label})`, () => {
+        fc.assert(
+          fc.property(values, namespace, (v, ns) => {
+            const one = copy(v, ns, ctx);
+            expect(JSON.stringify(one)).toBe(JSON.stringify(reference(v, ns, ctx)));
+            expect(one).toEqual(reference(v, ns, ctx));
+          }),
+          { numRuns: 400 },
+        );
+      });
+
+      it(`compares like jsonEqual of the copy (${label})`, () => {
+        fc.assert(
+          fc.property(values, namespace, fc.nat(200), fc.jsonValue(), (v, ns, choice, junk) => {
+            const copied = copy(v, ns, ctx);
+            const host = hostFor(copied, choice, junk);
+            expect(equals(v, host, ns, ctx)).toBe(jsonEqual(copied, host));
+          }),
+          { numRuns: 600 },
+        );
+      });
+    }
+  });
+}
+
 describe('Endpoints spec copy', () => {
-  for (const [label, ctx] of [
-    ['single-namespace', single],
-    ['multi-namespace', multi],
-  ] as const) {
-    it(`copies like clone + translate, key order included (${label})`, () => {
-      fc.assert(
-        fc.property(subsets, namespace, (s, ns) => {
-          const one = copyEndpointsSubsets(s, ns, ctx);
-          expect(JSON.stringify(one)).toBe(JSON.stringify(twoPass(s, ns, ctx)));
-          expect(one).toEqual(twoPass(s, ns, ctx));
-        }),
-        { numRuns: 400 },
-      );
-    });
-
-    it(`compares like jsonEqual of the copy (${label})`, () => {
-      fc.assert(
-        fc.property(subsets, namespace, fc.nat(200), fc.jsonValue(), (s, ns, choice, junk) => {
-          const copy = copyEndpointsSubsets(s, ns, ctx);
-          const host = hostFor(copy, choice, junk);
-          expect(sameEndpointsSubsets(s, host, ns, ctx)).toBe(jsonEqual(copy, host));
-        }),
-        { numRuns: 600 },
-      );
-    });
-  }
-
   it('reads only own members of the host: a key that names an Object.prototype member', () => {
     // JSON.parse makes `__proto__` an own key; on the host side it would read Object.prototype.
     for (const key of ['__proto__', 'constructor', 'toString']) {

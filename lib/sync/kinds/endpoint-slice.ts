@@ -5,18 +5,11 @@
  * the same naming function as the Service; mirrored slices are left to the host's mirroring
  * controller; the whole spec follows the virtual side on updates; no host slice is taken over.
  */
-import {
-  cloneJson,
-  isPlainObject,
-  jsonEqual,
-  type KubeObject,
-  type ObjectKey,
-  setOwn,
-  syncedRow,
-} from '../../model/index.ts';
+import { isPlainObject, type KubeObject, type ObjectKey, syncedRow } from '../../model/index.ts';
 import type { SyncContext } from '../context.ts';
 import { hostKeyOf } from '../namespaces.ts';
 import type { SkipReason, SyncKind } from './kind.ts';
+import { copyAddressList, podHostNames, sameAddressList } from './pod-refs.ts';
 
 /** Label naming the Service a slice belongs to (set by Kubernetes and by whoever makes one). */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -93,49 +86,17 @@ export function endpointSliceSkipReason(
   return undefined;
 }
 
-/** `endpoints` in host form: Pod targetRefs get the Pod's host name and namespace, no uid. */
-function copyEndpoints(value: unknown, virtualNamespace: string, ctx: SyncContext): unknown {
-  if (!Array.isArray(value)) return cloneJson(value);
-  return value.map((endpoint) => {
-    if (!isPlainObject(endpoint)) return cloneJson(endpoint);
-    const out: Record<string, unknown> = {};
-    for (const [field, inner] of Object.entries(endpoint)) {
-      if (inner === undefined) continue;
-      setOwn(
-        out,
-        field,
-        field === 'targetRef' ? copyTargetRef(inner, virtualNamespace, ctx) : cloneJson(inner),
-      );
-    }
-    return out;
-  });
-}
-
-function copyTargetRef(ref: unknown, virtualNamespace: string, ctx: SyncContext): unknown {
-  if (!isPlainObject(ref) || ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') {
-    return cloneJson(ref);
-  }
-  const namespace = typeof ref['namespace'] === 'string' ? ref['namespace'] : virtualNamespace;
-  const host = hostKeyOf('Pod', { namespace, name: ref['name'] }, ctx.identity, ctx.config);
-  const out: Record<string, unknown> = {};
-  for (const [field, inner] of Object.entries(ref)) {
-    if (inner === undefined || field === 'uid' || field === 'resourceVersion') continue;
-    setOwn(out, field, cloneJson(inner));
-  }
-  out['name'] = host.name;
-  out['namespace'] = host.namespace;
-  return out;
-}
-
 /** discovery.k8s.io/v1 EndpointSlice. */
 export const ENDPOINT_SLICE_KIND: SyncKind = {
   row: syncedRow('endpointSlices'),
   companions: [LABELLED_SERVICE],
   specFields: {
     endpoints: {
-      copy: copyEndpoints,
+      // A slice's endpoints are an address list (pod-refs.ts): compared without a copy.
+      copy: (value, virtualNamespace, ctx) =>
+        copyAddressList(value, virtualNamespace, podHostNames(ctx)),
       equals: (value, host, virtualNamespace, ctx) =>
-        jsonEqual(copyEndpoints(value, virtualNamespace, ctx), host),
+        sameAddressList(value, host, virtualNamespace, podHostNames(ctx)),
     },
   },
   // The API server refuses to change a slice's addressType.

@@ -4,18 +4,17 @@
  * an Endpoints copy is the generic translation of `translate.ts`.
  */
 import type { KubeObject } from '../../model/index.ts';
-import {
-  cloneJson,
-  getOwn,
-  isPlainObject,
-  jsonEqual,
-  setOwn,
-  syncedRow,
-} from '../../model/index.ts';
-import { MAX_NAME_LENGTH } from '../../naming/index.ts';
+import { cloneJson, isPlainObject, jsonEqual, setOwn, syncedRow } from '../../model/index.ts';
 import type { SyncContext } from '../context.ts';
-import { hostKeyOf, isMultiNamespace } from '../namespaces.ts';
+import { hostKeyOf } from '../namespaces.ts';
 import type { SkipReason, SyncKind } from './kind.ts';
+import {
+  copyAddressList,
+  definedCount,
+  memberOf,
+  podHostNames,
+  sameAddressList,
+} from './pod-refs.ts';
 
 /** The address lists of a subset whose targetRefs point at Pods. */
 const ADDRESS_LISTS = ['addresses', 'notReadyAddresses'] as const;
@@ -68,7 +67,7 @@ export function copyEndpointsSubsets(
   ctx: SyncContext,
 ): unknown {
   if (!Array.isArray(subsets)) return cloneJson(subsets);
-  const podName = podHostNames(ctx);
+  const pods = podHostNames(ctx);
   return subsets.map((subset) => {
     if (!isPlainObject(subset)) return cloneJson(subset);
     const out: Record<string, unknown> = {};
@@ -79,7 +78,7 @@ export function copyEndpointsSubsets(
         out,
         key,
         (key === 'addresses' || key === 'notReadyAddresses') && Array.isArray(value)
-          ? value.map((address) => copyAddress(address, virtualNamespace, podName))
+          ? copyAddressList(value, virtualNamespace, pods)
           : cloneJson(value),
       );
     }
@@ -88,56 +87,9 @@ export function copyEndpointsSubsets(
 }
 
 /**
- * A spread copies the address's keys in order, as own data properties (a `__proto__` key too),
- * in one step, where a store per key was a quarter of a create plan; then only the nested values
- * are replaced by copies (the targetRef translated) and `undefined` members (never in JSON) are
- * dropped, as {@link cloneJson} drops them. Every key of the copy is its own data property by
- * then, so a plain assignment replaces the value (even of a `__proto__` key).
- */
-function copyAddress(address: unknown, virtualNamespace: string, podName: PodHostName): unknown {
-  if (!isPlainObject(address)) return cloneJson(address);
-  const out: Record<string, unknown> = { ...address };
-  for (const key in out) {
-    const value = out[key];
-    if (value === undefined) delete out[key];
-    else if (typeof value === 'object' && value !== null) {
-      out[key] =
-        key === 'targetRef' ? copyTargetRef(value, virtualNamespace, podName) : cloneJson(value);
-    }
-  }
-  return out;
-}
-
-/** Keys keep their order; a namespace the virtual ref lacked comes last, as an assignment would add it. */
-function copyTargetRef(ref: unknown, virtualNamespace: string, podName: PodHostName): unknown {
-  if (!isPlainObject(ref) || ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') {
-    return cloneJson(ref);
-  }
-  const namespace = typeof ref['namespace'] === 'string' ? ref['namespace'] : virtualNamespace;
-  const hostNamespace = podName.namespace(namespace);
-  const out: Record<string, unknown> = {};
-  let namespaced = false;
-  // JSON data has no enumerable inherited members: `for...in` visits own keys, without the
-  // array `Object.keys` would allocate for every address.
-  for (const key in ref) {
-    const value = ref[key];
-    if (value === undefined || key === 'uid' || key === 'resourceVersion') continue;
-    if (key === 'name') out[key] = podName.of(namespace, value as string);
-    else if (key === 'namespace') {
-      out[key] = hostNamespace;
-      namespaced = true;
-    } else setOwn(out, key, cloneJson(value));
-  }
-  if (!namespaced) out['namespace'] = hostNamespace;
-  return out;
-}
-
-/**
  * Whether `host` equals (`jsonEqual`) what {@link copyEndpointsSubsets} gives for `subsets`,
  * without building that copy: the resync of an unchanged Endpoints compares, it does not copy.
- * Written as plain loops over `for...in`, which allocate nothing: a resync walks every address
- * of both objects. The objects are JSON data, whose prototype chain has no enumerable members,
- * so `for...in` visits own keys only; the other side's member is read with {@link memberOf}.
+ * Plain loops over `for...in`, which allocate nothing, as {@link sameAddressList} is.
  */
 export function sameEndpointsSubsets(
   subsets: unknown,
@@ -147,7 +99,7 @@ export function sameEndpointsSubsets(
 ): boolean {
   if (!Array.isArray(subsets)) return jsonEqual(subsets, host);
   if (!Array.isArray(host) || host.length !== subsets.length) return false;
-  const podName = podHostNames(ctx);
+  const pods = podHostNames(ctx);
   for (let i = 0; i < subsets.length; i++) {
     const subset: unknown = subsets[i];
     const hostSubset: unknown = host[i];
@@ -164,138 +116,13 @@ export function sameEndpointsSubsets(
       const other = memberOf(hostSubset, key);
       const same =
         (key === 'addresses' || key === 'notReadyAddresses') && Array.isArray(value)
-          ? sameAddresses(value, other, virtualNamespace, podName)
+          ? sameAddressList(value, other, virtualNamespace, pods)
           : jsonEqual(value, other);
       if (!same) return false;
     }
     if (count !== definedCount(hostSubset)) return false;
   }
   return true;
-}
-
-function sameAddresses(
-  addresses: unknown[],
-  host: unknown,
-  virtualNamespace: string,
-  podName: PodHostName,
-): boolean {
-  if (!Array.isArray(host) || host.length !== addresses.length) return false;
-  for (let i = 0; i < addresses.length; i++) {
-    const address: unknown = addresses[i];
-    const hostAddress: unknown = host[i];
-    if (!isPlainObject(address)) {
-      if (!jsonEqual(address, hostAddress)) return false;
-      continue;
-    }
-    if (!isPlainObject(hostAddress)) return false;
-    let count = 0;
-    for (const key in address) {
-      const value = address[key];
-      if (value === undefined) continue;
-      count++;
-      const other = memberOf(hostAddress, key);
-      const same =
-        key === 'targetRef'
-          ? sameTargetRef(value, other, virtualNamespace, podName)
-          : jsonEqual(value, other);
-      if (!same) return false;
-    }
-    if (count !== definedCount(hostAddress)) return false;
-  }
-  return true;
-}
-
-/** Keys whose value is defined (what `jsonEqual` counts); JSON data has own keys only. */
-function definedCount(record: Record<string, unknown>): number {
-  let n = 0;
-  for (const key in record) if (record[key] !== undefined) n++;
-  return n;
-}
-
-/**
- * `record[key]` for a key of the other side. An inherited member is a function (which equals no
- * JSON value) except `__proto__`, which reads Object.prototype: that one key is read as own.
- */
-function memberOf(record: Record<string, unknown>, key: string): unknown {
-  return key === '__proto__' ? getOwn(record, key) : record[key];
-}
-
-function sameTargetRef(
-  ref: unknown,
-  host: unknown,
-  virtualNamespace: string,
-  podName: PodHostName,
-): boolean {
-  if (!isPlainObject(ref) || ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') {
-    return jsonEqual(ref, host);
-  }
-  if (!isPlainObject(host)) return false;
-  const namespace = typeof ref['namespace'] === 'string' ? ref['namespace'] : virtualNamespace;
-  if (host['namespace'] !== podName.namespace(namespace)) return false;
-  let count = 1;
-  for (const key in ref) {
-    if (key === 'namespace' || key === 'uid' || key === 'resourceVersion') continue;
-    const value = ref[key];
-    if (value === undefined) continue;
-    count++;
-    const other = memberOf(host, key);
-    const same =
-      key === 'name' ? podName.is(other, namespace, value as string) : jsonEqual(value, other);
-    if (!same) return false;
-  }
-  return count === definedCount(host);
-}
-
-/** {@link hostKeyOf} for Pods, one part at a time. */
-interface PodHostName {
-  namespace(virtualNamespace: string): string;
-  /** The host name of the Pod `name` in `virtualNamespace`. */
-  of(virtualNamespace: string, name: string): string;
-  /** Whether `candidate` is the host name of the Pod `name` in `virtualNamespace`. */
-  is(candidate: unknown, virtualNamespace: string, name: string): boolean;
-}
-
-/**
- * Checks host names without building them: joining the name and then comparing it flattened a
- * new string for every address of every resync. In single-namespace mode a Pod's host name is
- * `safeConcatName(name, 'x', namespace, 'x', vc)`, which is the plain join whenever that fits in
- * {@link MAX_NAME_LENGTH}: built (or checked) directly here, where the rest-parameter join was a
- * tenth of a plan, and left to the naming rules when it does not fit.
- */
-function podHostNames(ctx: SyncContext): PodHostName {
-  const { identity, config } = ctx;
-  if (isMultiNamespace(config)) {
-    return {
-      namespace: (namespace) =>
-        hostKeyOf('Pod', { namespace, name: '' }, identity, config).namespace,
-      of: (namespace, name) => hostKeyOf('Pod', { namespace, name }, identity, config).name,
-      is: (candidate, _namespace, name) => candidate === name,
-    };
-  }
-  const suffix = `-x-${identity.name}`;
-  const hostNamespace = identity.hostNamespace;
-  return {
-    namespace: () => hostNamespace,
-    of: (namespace, name) => {
-      const joined = `${name}-x-${namespace}${suffix}`;
-      if (joined.length <= MAX_NAME_LENGTH) return joined;
-      return hostKeyOf('Pod', { namespace, name }, identity, config).name;
-    },
-    is: (candidate, namespace, name) => {
-      if (typeof candidate !== 'string') return false;
-      const length = name.length + 3 + namespace.length + suffix.length;
-      if (length > MAX_NAME_LENGTH) {
-        return candidate === hostKeyOf('Pod', { namespace, name }, identity, config).name;
-      }
-      return (
-        candidate.length === length &&
-        candidate.startsWith(name) &&
-        candidate.startsWith('-x-', name.length) &&
-        candidate.startsWith(namespace, name.length + 3) &&
-        candidate.endsWith(suffix)
-      );
-    },
-  };
 }
 
 /**
