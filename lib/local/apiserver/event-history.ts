@@ -60,6 +60,16 @@ export class EventHistory {
     for (let i = lo; i < this.#log.length; i++) yield this.#log[i]!;
   }
 
+  /** Whether any event of `resource` is newer than `rv` (the caller has checked `rv` is kept). */
+  changedSince(resource: string, rv: number): boolean {
+    for (let i = this.#log.length - 1; i >= this.#head; i--) {
+      const ev = this.#log[i]!;
+      if (ev.rv <= rv) return false;
+      if (ev.resource === resource) return true;
+    }
+    return false;
+  }
+
   /**
    * `current` (the table of `resource` now) rewound to how it was at `rv`, undoing the newer
    * events; `keyOf` gives an event's table key. The caller has checked `rv` is not compacted.

@@ -11,17 +11,43 @@ import { matchesSelectors } from './watch-hub.ts';
 
 type Obj = Record<string, unknown>;
 
-/** The entries of `table` in key order, only those of `namespace` when given. */
-export function sortedEntries(
-  r: ResourceType,
-  namespace: string | undefined,
-  table: Map<string, Obj>,
-): [string, Obj][] {
-  const prefix = namespace !== undefined && r.namespaced ? `${namespace}/` : undefined;
-  const entries: [string, Obj][] = [];
-  for (const e of table) if (prefix === undefined || e[0].startsWith(prefix)) entries.push(e);
+/** Every entry of `table`, in key order (the order kube-apiserver lists in: etcd's key order). */
+export function sortEntries(table: Map<string, Obj>): [string, Obj][] {
+  const entries = [...table];
   entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return entries;
+}
+
+/**
+ * The entries of `sorted` (all of one table, in key order) that belong to `namespace` when given:
+ * one contiguous run, the keys starting with `<namespace>/`, found by binary search.
+ */
+export function entriesIn(
+  r: ResourceType,
+  namespace: string | undefined,
+  sorted: [string, Obj][],
+): [string, Obj][] {
+  if (namespace === undefined || !r.namespaced) return sorted;
+  const prefix = `${namespace}/`;
+  const out: [string, Obj][] = [];
+  for (let i = lowerBound(sorted, prefix); i < sorted.length; i++) {
+    const entry = sorted[i]!;
+    if (!entry[0].startsWith(prefix)) break;
+    out.push(entry);
+  }
+  return out;
+}
+
+/** The index of the first entry whose key is not below `key`. */
+function lowerBound(sorted: [string, Obj][], key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]![0] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** What cuts a page: where it starts, how long it may be, which objects it keeps. */
@@ -40,10 +66,7 @@ export function listPage(entries: [string, Obj][], request: PageRequest, atRv: n
   const items: Obj[] = [];
   const filtered =
     !!(labelSelector && !labelSelector.empty) || !!(fieldSelector && !fieldSelector.empty);
-  let i = 0;
-  if (start) {
-    while (i < entries.length && entries[i]![0] < start) i++;
-  }
+  let i = start ? lowerBound(entries, start) : 0;
   let lastKey = '';
   for (; i < entries.length; i++) {
     const [key, o] = entries[i]!;

@@ -91,6 +91,61 @@ describe('ClusterStore (in-process)', () => {
     );
   });
 
+  it('a paginated list of one namespace or all is the list at its first page, whatever is written between pages (property)', () => {
+    // Namespaces whose names prefix each other: a namespace's keys are one run of the key order.
+    const namespaces = ['a', 'a-b', 'ab', 'b'] as const;
+    const object = fc.record({
+      namespace: fc.constantFrom(...namespaces),
+      name: fc.stringMatching(/^[a-z][a-z0-9]{0,4}$/),
+    });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(object, {
+          minLength: 1,
+          maxLength: 30,
+          selector: (o) => `${o.namespace}/${o.name}`,
+        }),
+        fc.constantFrom<(typeof namespaces)[number] | undefined>(undefined, ...namespaces),
+        fc.integer({ min: 1, max: 5 }),
+        fc.array(fc.tuple(fc.constantFrom('configmaps', 'secrets'), object), { maxLength: 10 }),
+        (objects, namespace, limit, writes) => {
+          const s = store();
+          for (const ns of namespaces)
+            s.create('namespaces', undefined, { metadata: { name: ns } });
+          for (const o of objects)
+            s.create('configmaps', o.namespace, { metadata: { name: o.name } });
+          const keyOf = (o: { metadata?: unknown }) => {
+            const m = o.metadata as { namespace: string; name: string };
+            return `${m.namespace}/${m.name}`;
+          };
+          // From what was created, not from the store: the list must not be its own reference.
+          const expected = objects
+            .filter((o) => namespace === undefined || o.namespace === namespace)
+            .map((o) => `${o.namespace}/${o.name}`)
+            .sort();
+          const r = resourceType('configmaps')!;
+          const seen: string[] = [];
+          let cont: string | undefined;
+          let i = 0;
+          do {
+            const page = s.listAt(r, namespace, { limit, ...(cont ? { continue: cont } : {}) });
+            seen.push(...page.items.map(keyOf));
+            cont = page.continue;
+            // Between pages: a write to this resource (create, or delete when it exists) or another.
+            const write = writes[i++];
+            if (write) {
+              const [resource, o] = write;
+              if (s.peek(resource, o.namespace, o.name)) s.delete(resource, o.namespace, o.name);
+              else s.create(resource, o.namespace, { metadata: { name: o.name } });
+            }
+          } while (cont);
+          expect(seen).toEqual(expected);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it('watch replay equals the live stream for any resume point (property)', () => {
     fc.assert(
       fc.property(
