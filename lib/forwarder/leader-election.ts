@@ -13,7 +13,7 @@
  */
 import type { KubeClient } from '../kube/client.ts';
 import { type Clock, systemClock } from '../kube/clock.ts';
-import { NotFoundError } from '../kube/errors.ts';
+import { ConflictError, NotFoundError } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { RESOURCES } from '../kube/resources.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
@@ -85,6 +85,41 @@ interface LeaseSpec {
 
 interface Lease extends KubeObject {
   spec?: LeaseSpec;
+}
+
+/**
+ * Gives up the Lease `name` if `identity` still holds it: no holder, so the others take it at
+ * their next look instead of after its duration. Starts from `known`, the last copy the holder
+ * wrote, and reads the Lease again after a conflict: a renewal cut short by the stop may have
+ * been written without its answer arriving, which leaves `known` one version behind (the update
+ * was refused, and the Lease kept its holder until it expired). Resolves with the released
+ * Lease, or `undefined` when there was nothing of `identity`'s to release.
+ */
+export async function releaseLease(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  identity: string,
+  known: Lease | undefined,
+): Promise<Lease | undefined> {
+  let lease = known;
+  for (let attempt = 1; ; attempt++) {
+    if (lease === undefined) {
+      try {
+        lease = await client.get<Lease>(RESOURCES.leases, name, { namespace });
+      } catch (err) {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      }
+    }
+    if (lease.spec?.holderIdentity !== identity) return undefined;
+    try {
+      return await client.update<Lease>(RESOURCES.leases, releasedLease(lease));
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt === 3) throw err;
+      lease = undefined;
+    }
+  }
 }
 
 /** `lease` given up: no holder, so the others treat it as free at their next look. */
@@ -276,8 +311,9 @@ export class LeaderElector {
     const lease = this.#lease;
     if (!lease || lease.spec?.holderIdentity !== this.identity) return;
     try {
-      const released = await this.#o.client.update<Lease>(RESOURCES.leases, releasedLease(lease));
-      this.#observe(released);
+      const { client, namespace, name } = this.#o;
+      const released = await releaseLease(client, namespace, name, this.identity, lease);
+      if (released) this.#observe(released);
     } catch (err) {
       this.#logger.warn('leader election: could not release the lease; it will expire instead', {
         lease: `${this.#o.namespace}/${this.#o.name}`,

@@ -45,7 +45,7 @@ import {
   type LeaderElectionTiming,
   leaseTiming,
   microTime,
-  releasedLease,
+  releaseLease,
 } from './leader-election.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
 import { ShardRing } from './shard-ring.ts';
@@ -226,12 +226,16 @@ export class Shards {
     this.#stop.abort(new Error('shards stopped'));
     await this.#loop;
     this.#stepDown('stopping');
-    const lease = this.#lease;
-    if (!lease) return;
+    // A replica never started wrote no Lease; one whose last renewal failed (its copy forgotten)
+    // reads it again.
+    if (this.#loop === undefined) return;
     try {
       // Released, not deleted (the forwarder deletes nothing): a Lease without a holder is no
       // member, so the others take over at their next look instead of after the lease duration.
-      this.#lease = await this.#o.client.update<Lease>(RESOURCES.leases, releasedLease(lease));
+      const { client, namespace } = this.#o;
+      this.#lease =
+        (await releaseLease(client, namespace, this.leaseName, this.identity, this.#lease)) ??
+        this.#lease;
     } catch (err) {
       this.#logger.warn('shards: could not release the member lease; it will expire instead', {
         lease: `${this.#o.namespace}/${this.leaseName}`,

@@ -100,4 +100,21 @@ describe('LeaderElector against the emulator', () => {
     await waitFor('d steps down', () => !d.isLeader());
     expect(log).toEqual(['d:start', 'd:stop']);
   });
+
+  it('releases the lease on stop even when its last renewal was written but not answered', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    const log: string[] = [];
+    const e = candidate('e', log);
+    e.start();
+    await waitFor('e leads', () => e.isLeader());
+    // The server took a renewal whose answer never arrived: the elector's copy is a version
+    // behind, so a release from it alone is refused (409) and the lease keeps its holder.
+    const current = lease();
+    cluster.store.update('leases', 'default', {
+      ...current,
+      spec: { ...current.spec, renewTime: new Date().toISOString() },
+    });
+    await e.stop();
+    expect(lease().spec?.holderIdentity ?? null).toBeNull();
+  });
 });

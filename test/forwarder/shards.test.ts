@@ -127,6 +127,22 @@ describe('Shards against the emulator', () => {
     expect(NAMESPACES.every((ns) => a.gained[0]!(ns))).toBe(true);
   });
 
+  it('stop releases the member Lease even when its last renewal was written but not answered', async () => {
+    ({ cluster, client } = await clusterWithClient());
+    const a = replica('a');
+    a.shards.start();
+    await waitFor('a complete', complete([a], 1));
+    // The server took a renewal whose answer never arrived: the replica's copy is a version
+    // behind, so a release from it alone is refused (409) and the Lease keeps its holder.
+    const [current] = leases();
+    cluster.store.update('leases', 'default', {
+      ...current,
+      spec: { ...(current as { spec?: object }).spec, renewTime: new Date().toISOString() },
+    });
+    await a.shards.stop();
+    expect(leases()).toEqual([]);
+  });
+
   it('1 -> 2 -> 3 -> 2 -> 1: never two owners, kept namespaces never interrupted, stop hands over at once', async () => {
     const { all, violations, a } = await startWithA();
 
