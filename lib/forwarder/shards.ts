@@ -145,6 +145,8 @@ export class Shards {
   #lastRenew = 0;
   /** Our Lease is held and renewed within the deadline. */
   #live = false;
+  /** We held our Lease at some point (so stopping has something to release). */
+  #held = false;
   #rights: Rights = { ring: undefined, complete: false, kept: undefined };
   /** The ring id our Lease says we adopted (what we published or are about to). */
   #adopted: string | undefined;
@@ -226,9 +228,9 @@ export class Shards {
     this.#stop.abort(new Error('shards stopped'));
     await this.#loop;
     this.#stepDown('stopping');
-    // A replica never started wrote no Lease; one whose last renewal failed (its copy forgotten)
-    // reads it again.
-    if (this.#loop === undefined) return;
+    // A replica that never held its Lease has nothing to release (and waits on no API server
+    // at shutdown); one whose last renewal failed (its copy forgotten) reads it again.
+    if (!this.#held) return;
     try {
       // Released, not deleted (the forwarder deletes nothing): a Lease without a holder is no
       // member, so the others take over at their next look instead of after the lease duration.
@@ -272,6 +274,7 @@ export class Shards {
     try {
       await this.#renew(stop);
       this.#lastRenew = now;
+      this.#held = true;
       if (!this.#live) {
         this.#live = true;
         this.#resolveJoined();
