@@ -15,7 +15,6 @@ export { type CopyEnv, type CopyResult, copyFromHost, copyToHost } from './copy.
 export {
   ENDPOINTS_CONTROLLER_ANNOTATION,
   endpointsSkipReason,
-  translateEndpointsSpec,
 } from './kinds/endpoints.ts';
 export {
   type Companion,

@@ -1,19 +1,16 @@
 /**
  * The one-pass spec copy and the in-place comparison of a resync give exactly what the
- * two-pass translation (`cloneJson` + `translateEndpointsSpec`) and `jsonEqual` give, for
+ * two-pass translation (`cloneJson` + {@link translateInPlace}, below) and `jsonEqual` give, for
  * arbitrary subsets (odd shapes included) and host values near and far from the copy; and the
  * same for an EndpointSlice's `endpoints`, whose Pod targetRefs translate the same way.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/kube/object.ts';
-import { cloneJson, jsonEqual } from '../../lib/model/index.ts';
-import { syncContext } from '../../lib/sync/context.ts';
-import {
-  copyEndpointsSubsets,
-  sameEndpointsSubsets,
-  translateEndpointsSpec,
-} from '../../lib/sync/kinds/endpoints.ts';
+import { cloneJson, isPlainObject, jsonEqual } from '../../lib/model/index.ts';
+import { type SyncContext, syncContext } from '../../lib/sync/context.ts';
+import { hostKeyOf } from '../../lib/sync/index.ts';
+import { copyEndpointsSubsets, sameEndpointsSubsets } from '../../lib/sync/kinds/endpoints.ts';
 import { kindOfResource } from '../../lib/sync/kinds/index.ts';
 import { config, identity } from './fixtures.ts';
 
@@ -23,10 +20,42 @@ const multi = syncContext(
   config('sync: {toHost: {namespaces: {enabled: true, mappings: {byName: {a: mapped-a}}}}}'),
 );
 
+/**
+ * The translation the one-pass copy replaced, written plainly: every `targetRef` of kind `Pod` in
+ * `subsets[*].addresses[*]` and `subsets[*].notReadyAddresses[*]` of `object` (a copy, changed in
+ * place) gets the Pod's host name and namespace ({@link hostKeyOf}) and loses its `uid` and
+ * `resourceVersion`; a targetRef without a namespace is in the Endpoints' own namespace.
+ */
+function translateInPlace(object: KubeObject, virtualNamespace: string, ctx: SyncContext): void {
+  const subsets = object['subsets'];
+  if (!Array.isArray(subsets)) return;
+  for (const subset of subsets) {
+    if (!isPlainObject(subset)) continue;
+    for (const list of ['addresses', 'notReadyAddresses']) {
+      const addresses = subset[list];
+      if (!Array.isArray(addresses)) continue;
+      for (const address of addresses) {
+        if (!isPlainObject(address)) continue;
+        const ref = address['targetRef'];
+        if (!isPlainObject(ref) || ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') {
+          continue;
+        }
+        const namespace =
+          typeof ref['namespace'] === 'string' ? ref['namespace'] : virtualNamespace;
+        const host = hostKeyOf('Pod', { namespace, name: ref['name'] }, ctx.identity, ctx.config);
+        ref['name'] = host.name;
+        ref['namespace'] = host.namespace;
+        delete ref['uid'];
+        delete ref['resourceVersion'];
+      }
+    }
+  }
+}
+
 /** The reference: the two-pass translation the one-pass copy replaced. */
 function twoPass(subsets: unknown, namespace: string, ctx = single): unknown {
   const object = { metadata: {}, subsets: cloneJson(subsets) } as KubeObject;
-  translateEndpointsSpec(object, namespace, ctx);
+  translateInPlace(object, namespace, ctx);
   return object['subsets'];
 }
 

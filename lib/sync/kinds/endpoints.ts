@@ -6,7 +6,6 @@
 import type { KubeObject } from '../../model/index.ts';
 import { cloneJson, isPlainObject, jsonEqual, setOwn, syncedRow } from '../../model/index.ts';
 import type { SyncContext } from '../context.ts';
-import { hostKeyOf } from '../namespaces.ts';
 import type { SkipReason, SyncKind } from './kind.ts';
 import {
   copyAddressList,
@@ -16,50 +15,13 @@ import {
   sameAddressList,
 } from './pod-refs.ts';
 
-/** The address lists of a subset whose targetRefs point at Pods. */
-const ADDRESS_LISTS = ['addresses', 'notReadyAddresses'] as const;
-
 /**
- * Rewrites every `targetRef` of kind `Pod` in `subsets[*].addresses[*]` and
- * `subsets[*].notReadyAddresses[*]` of `object` (a copy, changed in place) to the Pod's host
- * name and namespace, and clears its `uid` and `resourceVersion` (they belong to the virtual
- * Pod). A targetRef without a namespace is in the Endpoints' own namespace.
- */
-export function translateEndpointsSpec(
-  object: KubeObject,
-  virtualNamespace: string,
-  ctx: SyncContext,
-): void {
-  const subsets = object['subsets'];
-  if (!Array.isArray(subsets)) return;
-  for (const subset of subsets) {
-    if (!isPlainObject(subset)) continue;
-    for (const list of ADDRESS_LISTS) {
-      const addresses = subset[list];
-      if (!Array.isArray(addresses)) continue;
-      for (const address of addresses) {
-        if (!isPlainObject(address)) continue;
-        const ref = address['targetRef'];
-        if (!isPlainObject(ref) || ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') {
-          continue;
-        }
-        const namespace =
-          typeof ref['namespace'] === 'string' ? ref['namespace'] : virtualNamespace;
-        const host = hostKeyOf('Pod', { namespace, name: ref['name'] }, ctx.identity, ctx.config);
-        ref['name'] = host.name;
-        ref['namespace'] = host.namespace;
-        delete ref['uid'];
-        delete ref['resourceVersion'];
-      }
-    }
-  }
-}
-
-/**
- * The host copy of an Endpoints `subsets` value: the same result as {@link cloneJson} followed
- * by {@link translateEndpointsSpec}, in one pass. A plan copies every address anyway, so the
- * targetRefs are built translated instead of being copied, then rewritten and stripped with
- * `delete` (which also left them as slow dictionary-mode objects for every later comparison).
+ * The host copy of an Endpoints `subsets` value: {@link cloneJson} of it with every Pod
+ * `targetRef` of its `addresses` and `notReadyAddresses` translated (pod-refs.ts), in one pass.
+ * A plan copies every address anyway, so the targetRefs are built translated instead of being
+ * copied, then rewritten and stripped with `delete` (which also left them as slow
+ * dictionary-mode objects for every later comparison); test/sync/spec-copy.test.ts holds the
+ * copy to that two-pass version.
  */
 export function copyEndpointsSubsets(
   subsets: unknown,
