@@ -3,7 +3,7 @@
  * of the resource table, with a client-side rate limiter, retries with back-off where repeating
  * is safe, per-attempt timeouts and typed errors. Transport and auth are @kubernetes/client-node's.
  */
-import type { KubeConfig, ResponseContext } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { isPlainObject } from '../model/index.ts';
 import { type Clock, systemClock } from './clock.ts';
 import {
@@ -27,7 +27,13 @@ import {
   retryDelayMs,
   shouldRetry,
 } from './retry.ts';
-import { connectionErrorCode, Transport, type TransportRequest } from './transport.ts';
+import {
+  connectionErrorCode,
+  readText,
+  Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from './transport.ts';
 import type {
   DeleteOptions,
   GetOptions,
@@ -92,7 +98,7 @@ interface Operation {
 
 /** One answered attempt. `release` ends the link to the caller's signal (and the stream). */
 interface Exchange {
-  response: ResponseContext;
+  response: TransportResponse;
   text: string | undefined;
   release: () => void;
   /** Aborts the underlying request (streams only). */
@@ -301,11 +307,11 @@ export class KubeClient {
       timeoutSeconds * 1000 + this.requestTimeoutMs,
     );
     guard.unref?.();
-    const stream = exchange.response.body.stream();
+    const body = exchange.response.body;
     try {
-      if (!stream) return { reason: 'closed', resourceVersion, events };
-      const reader = stream.getReader();
-      const decoder = new TextDecoder();
+      // Decoded as a stream: a character split across chunks arrives whole.
+      body.setEncoding('utf8');
+      const chunks = body[Symbol.asyncIterator]() as AsyncIterator<string>;
       let buffered = '';
       const handleLine = async (line: string): Promise<void> => {
         const event = parseWatchLine<T>(line, context);
@@ -316,16 +322,16 @@ export class KubeClient {
         await onEvent(event);
       };
       for (;;) {
-        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        let chunk: IteratorResult<string>;
         try {
-          chunk = await reader.read();
+          chunk = await chunks.next();
         } catch (err) {
           if (options.signal?.aborted) return { reason: 'aborted', resourceVersion, events };
           if (guardFired) return { reason: 'timeout', resourceVersion, events };
           throw this.#transportError(err, op, 1, false);
         }
         if (chunk.done) break;
-        buffered += decoder.decode(chunk.value, { stream: true });
+        buffered += chunk.value;
         let newline = buffered.indexOf('\n');
         while (newline >= 0) {
           const line = buffered.slice(0, newline);
@@ -334,7 +340,7 @@ export class KubeClient {
           newline = buffered.indexOf('\n');
         }
       }
-      await handleLine(buffered + decoder.decode());
+      await handleLine(buffered);
       return { reason: 'closed', resourceVersion, events };
     } finally {
       clearTimeout(guard);
@@ -566,7 +572,7 @@ export class KubeClient {
       throw new ServerError(
         syntheticStatus(
           500,
-          `answer ${exchange.response.httpStatusCode} is not JSON (${type}, ${text.length} characters)`,
+          `answer ${exchange.response.status} is not JSON (${type}, ${text.length} characters)`,
         ),
         this.#context(op, 1),
       );
@@ -624,12 +630,12 @@ export class KubeClient {
     const abort = (reason: unknown) => controller.abort(reason);
     let handedOff = false;
     try {
-      let response: ResponseContext;
+      let response: TransportResponse;
       let text: string | undefined;
       try {
         response = await this.#transport.send({ ...op.request, signal: controller.signal });
-        const code = response.httpStatusCode;
-        if (!stream || code < 200 || code > 299) text = await response.body.text();
+        const code = response.status;
+        if (!stream || code < 200 || code > 299) text = await readText(response.body);
       } catch (err) {
         if (err instanceof KubeConfigError) throw err;
         if (callerSignal?.aborted) throw callerSignal.reason;
@@ -639,7 +645,7 @@ export class KubeClient {
       if (warning && this.#options.onWarning) {
         this.#options.onWarning(warning, op.verb, op.resource.plural);
       }
-      const code = response.httpStatusCode;
+      const code = response.status;
       if (code >= 200 && code <= 299) {
         handedOff = stream;
         return { response, text, release, abort };

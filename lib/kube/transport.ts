@@ -1,18 +1,19 @@
 /**
- * One HTTP exchange with the API server through @kubernetes/client-node: its KubeConfig applies
+ * One HTTP exchange with the API server. @kubernetes/client-node's KubeConfig applies
  * authentication and TLS (tokens, client certificates, exec plugins, CA, proxies) to a
- * `RequestContext`, and its undici-based HTTP library sends it. The raw answer (code, headers,
- * body stream) comes back so the client can read `Status` bodies and `Retry-After` itself.
+ * `RequestContext`, which carries the headers and the undici dispatcher (connection pool) they
+ * need; the request goes out through that dispatcher's own API, not client-node's `fetch`-based
+ * HTTP library, whose WHATWG layer (Request, Headers, web streams) every request paid for and
+ * every cold start loaded (docs/kube-client.md, "Transport"). The raw answer (code, headers, body
+ * stream) comes back so the client can read `Status` bodies and `Retry-After` itself.
  */
+import { pipeline, type Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 // Deep paths: the package root also loads the generated API client (every model and API class),
 // none of which the transport uses (docs/forwarder.md, "Memory").
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import {
-  HttpMethod,
-  RequestContext,
-  type ResponseContext,
-} from '@kubernetes/client-node/dist/gen/http/http.js';
-import { IsomorphicFetchHttpLibrary } from '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js';
+import { HttpMethod, RequestContext } from '@kubernetes/client-node/dist/gen/http/http.js';
+import { Agent, type Dispatcher } from 'undici';
 import { KubeConfigError } from './errors.ts';
 
 /** What to send. `path` starts with `/` and is appended to the cluster's server URL. */
@@ -25,7 +26,14 @@ export interface TransportRequest {
   signal?: AbortSignal;
 }
 
-type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
+/** One answer, whatever its code. */
+export interface TransportResponse {
+  status: number;
+  /** By lower-case name; a repeated header's values joined with `, ` (as a fetch `Headers`). */
+  headers: Record<string, string>;
+  /** The body, gunzipped when the server compressed it. Read it once: {@link readText} or iterate. */
+  body: Readable;
+}
 
 /** Sends requests for one KubeConfig's current context. */
 export class Transport {
@@ -33,7 +41,6 @@ export class Transport {
   /** The current cluster's server URL without a trailing slash. */
   readonly server: string;
   readonly userAgent: string;
-  readonly #http = new IsomorphicFetchHttpLibrary();
   #dispatcher: Dispatcher | undefined;
 
   constructor(kubeConfig: KubeConfig, options: { userAgent?: string } = {}) {
@@ -60,16 +67,16 @@ export class Transport {
 
   /**
    * Sends one request and returns the answer whatever its code. Rejects with a
-   * {@link KubeConfigError} when the kubeconfig cannot authenticate the request, and with the
-   * fetch error (connection failure, abort) when no answer arrived.
+   * {@link KubeConfigError} when the kubeconfig cannot authenticate the request, and with
+   * undici's error (connection failure, abort: the signal's reason) when no answer arrived.
    */
-  async send(request: TransportRequest): Promise<ResponseContext> {
-    const ctx = new RequestContext(
-      this.url(request.path, request.query),
-      HttpMethod[request.method],
-    );
+  async send(request: TransportRequest): Promise<TransportResponse> {
+    const url = new URL(this.url(request.path, request.query));
+    const ctx = new RequestContext(url.href, HttpMethod[request.method]);
     ctx.setHeaderParam('Accept', 'application/json');
     ctx.setHeaderParam('User-Agent', this.userAgent);
+    // As client-go and fetch: a real API server compresses answers over 128 KiB (large lists).
+    ctx.setHeaderParam('Accept-Encoding', 'gzip');
     if (request.body !== undefined) {
       ctx.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
       ctx.setBody(request.body);
@@ -86,17 +93,27 @@ export class Transport {
         { cause: err },
       );
     }
-    // client-node builds a new connection pool per request; keeping the first one reuses
-    // keep-alive connections (TLS options are fixed for a KubeConfig, credentials are headers).
-    // The spare pool never connected, so it holds no socket and is left to the GC: closing it
-    // cost ~12 us of CPU per request (undici builds an error with a stack for it).
-    const dispatcher = ctx.getDispatcher();
-    if (dispatcher !== undefined) {
-      if (this.#dispatcher === undefined) this.#dispatcher = dispatcher;
-      else if (dispatcher !== this.#dispatcher) ctx.setDispatcher(this.#dispatcher);
-    }
-    if (request.signal) ctx.setSignal(request.signal);
-    return this.#http.send(ctx).toPromise();
+    // client-node builds a new connection pool per request (none when the kubeconfig sets no TLS
+    // option or proxy); keeping the first one reuses keep-alive connections (TLS options are
+    // fixed for a KubeConfig, credentials are headers). The spare pool never connected, so it
+    // holds no socket and is left to the GC: closing it cost ~12 us of CPU per request (undici
+    // builds an error with a stack for it).
+    this.#dispatcher ??= (ctx.getDispatcher() as Dispatcher | undefined) ?? new Agent();
+    const answer = await this.#dispatcher.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: request.method,
+      headers: ctx.getHeaders(),
+      body: request.body ?? null,
+      signal: request.signal ?? null,
+    });
+    const headers = joinedHeaders(answer.headers);
+    const gzip = /^(x-)?gzip$/i.test(headers['content-encoding'] ?? '');
+    return {
+      status: answer.statusCode,
+      headers,
+      body: gzip ? gunzipped(answer.body) : answer.body,
+    };
   }
 
   /** Closes pooled connections. Requests after this open new ones. */
@@ -107,7 +124,31 @@ export class Transport {
   }
 }
 
-/** Error codes of a fetch failure, outermost first (`fetch failed` wraps the socket error). */
+/** The whole body as UTF-8 text (a character split across chunks decodes whole). */
+export function readText(body: Readable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    body.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    body.once('error', reject);
+  });
+}
+
+function joinedHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in raw) {
+    const value = raw[name];
+    if (value !== undefined) headers[name] = typeof value === 'string' ? value : value.join(', ');
+  }
+  return headers;
+}
+
+/** `body` decompressed; an error on either side (an abort, a corrupt stream) ends both. */
+function gunzipped(body: Readable): Readable {
+  return pipeline(body, createGunzip(), () => {});
+}
+
+/** Error codes of a request that got no answer, outermost first (a wrapper's `cause` is read). */
 export function connectionErrorCode(err: unknown): string | undefined {
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {

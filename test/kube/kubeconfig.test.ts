@@ -188,6 +188,25 @@ describe('kubeConfigInCluster', () => {
     await client.close();
   });
 
+  it('a kubeconfig with no CA and no TLS option verifies against the system trust, which refuses a self-signed server', async () => {
+    // client-node gives such a kubeconfig no connection pool of its own: the transport's default
+    // one sends, with Node's default verification.
+    const kc = kubeConfigFromString(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`);
+    const client = createKubeClient(kc, { qps: Number.POSITIVE_INFINITY });
+    const before = seen.length;
+    const err = await client.get(RESOURCES.namespaces, 'x').catch((e) => e);
+    expect(err.name).toBe('ConnectionError');
+    expect(err.reason).toBe('TLSVerificationFailed');
+    expect(seen.length).toBe(before);
+    await client.close();
+  });
+
   it('says it is not in a pod when the service env vars are missing', () => {
     expect(() => kubeConfigInCluster({ env: {}, serviceAccountDir: saDir })).toThrow(
       /not running in a pod/,
