@@ -8,7 +8,6 @@
  * stream) comes back so the client can read `Status` bodies and `Retry-After` itself.
  */
 import { pipeline, type Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 // Deep paths: the package root also loads the generated API client (every model and API class),
 // none of which the transport uses (docs/forwarder.md, "Memory").
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
@@ -112,7 +111,7 @@ export class Transport {
     return {
       status: answer.statusCode,
       headers,
-      body: gzip ? gunzipped(answer.body) : answer.body,
+      body: gzip ? await gunzipped(answer.body) : answer.body,
     };
   }
 
@@ -143,8 +142,13 @@ function joinedHeaders(raw: Record<string, string | string[] | undefined>): Reco
   return headers;
 }
 
-/** `body` decompressed; an error on either side (an abort, a corrupt stream) ends both. */
-function gunzipped(body: Readable): Readable {
+/**
+ * `body` decompressed; an error on either side (an abort, a corrupt stream) ends both. zlib is
+ * loaded on the first compressed answer: an answer under 128 KiB never is, and a function's cold
+ * start rarely sees a larger one.
+ */
+async function gunzipped(body: Readable): Promise<Readable> {
+  const { createGunzip } = await import('node:zlib');
   return pipeline(body, createGunzip(), () => {});
 }
 
