@@ -128,6 +128,24 @@ describe('transport: the bytes of an answer (scripted server)', () => {
     await c.close();
   });
 
+  it('follows no redirect: a 3xx is an error, and the token goes nowhere else', async () => {
+    const elsewhere = await startScriptedServer();
+    try {
+      server.script((_req, res) => {
+        res.writeHead(307, { location: `${elsewhere.url}/api/v1/namespaces/ns/endpoints/db` });
+        res.end();
+      });
+      const c = client();
+      const err = await c.get(RESOURCES.endpoints, 'db', { namespace: 'ns' }).catch((e) => e);
+      expect(err.name).toBe('KubeApiError');
+      expect(err.status.code).toBe(307);
+      expect(elsewhere.requests).toHaveLength(0);
+      await c.close();
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it('a corrupt compressed body is a ConnectionError that carries none of it, retried like a reset', async () => {
     server.script((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
