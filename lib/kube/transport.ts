@@ -55,13 +55,13 @@ export class Transport {
     this.userAgent = options.userAgent ?? 'endpoint-sync';
   }
 
-  /** Builds the full URL of a request (exposed for error messages and tests). */
-  url(path: string, query: TransportRequest['query'] = {}): string {
+  /** The full URL of a request. */
+  #target(path: string, query: TransportRequest['query'] = {}): URL {
     const url = new URL(this.server + path);
     for (const [key, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    return url.toString();
+    return url;
   }
 
   /**
@@ -70,7 +70,7 @@ export class Transport {
    * undici's error (connection failure, abort: the signal's reason) when no answer arrived.
    */
   async send(request: TransportRequest): Promise<TransportResponse> {
-    const url = new URL(this.url(request.path, request.query));
+    const url = this.#target(request.path, request.query);
     const ctx = new RequestContext(url.href, HttpMethod[request.method]);
     ctx.setHeaderParam('Accept', 'application/json');
     ctx.setHeaderParam('User-Agent', this.userAgent);
