@@ -334,12 +334,15 @@ export class KubeClient {
         buffered += chunk.value;
         let newline = buffered.indexOf('\n');
         while (newline >= 0) {
+          // The rest of a chunk is not delivered once the caller has aborted (from onEvent).
+          if (options.signal?.aborted) return { reason: 'aborted', resourceVersion, events };
           const line = buffered.slice(0, newline);
           buffered = buffered.slice(newline + 1);
           await handleLine(line);
           newline = buffered.indexOf('\n');
         }
       }
+      if (options.signal?.aborted) return { reason: 'aborted', resourceVersion, events };
       await handleLine(buffered);
       return { reason: 'closed', resourceVersion, events };
     } finally {
@@ -629,8 +632,8 @@ export class KubeClient {
     timer.unref?.();
     const abort = (reason: unknown) => controller.abort(reason);
     let handedOff = false;
+    let response: TransportResponse | undefined;
     try {
-      let response: TransportResponse;
       let text: string | undefined;
       try {
         response = await this.#transport.send({ ...op.request, signal: controller.signal });
@@ -668,7 +671,11 @@ export class KubeClient {
       });
     } finally {
       clearTimeout(timer);
-      if (!handedOff) release();
+      if (!handedOff) {
+        release();
+        // A stream's body not handed off (a throwing onWarning) would hold its connection.
+        response?.body.destroy();
+      }
     }
   }
 

@@ -98,16 +98,23 @@ export class Transport {
     // holds no socket and is left to the GC: closing it cost ~12 us of CPU per request (undici
     // builds an error with a stack for it).
     this.#dispatcher ??= (ctx.getDispatcher() as Dispatcher | undefined) ?? new Agent();
-    const answer = await this.#dispatcher.request({
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: request.method,
-      headers: ctx.getHeaders(),
-      body: request.body ?? null,
-      signal: request.signal ?? null,
-    });
+    const answer = await untilAborted(
+      this.#dispatcher.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: request.method,
+        headers: ctx.getHeaders(),
+        body: request.body ?? null,
+        signal: request.signal ?? null,
+      }),
+      request.signal,
+    );
     const headers = joinedHeaders(answer.headers);
-    const gzip = /^(x-)?gzip$/i.test(headers['content-encoding'] ?? '');
+    // As fetch: a 204 or 304 has no body to decode, whatever its headers say.
+    const gzip =
+      answer.statusCode !== 204 &&
+      answer.statusCode !== 304 &&
+      /^(x-)?gzip$/i.test(headers['content-encoding'] ?? '');
     return {
       status: answer.statusCode,
       headers,
@@ -148,8 +155,44 @@ function joinedHeaders(raw: Record<string, string | string[] | undefined>): Reco
  * start rarely sees a larger one.
  */
 async function gunzipped(body: Readable): Promise<Readable> {
-  const { createGunzip } = await import('node:zlib');
-  return pipeline(body, createGunzip(), () => {});
+  const { constants, createGunzip } = await import('node:zlib');
+  // Flushed as fetch (and curl) do: an empty body, or one cut before the gzip trailer, gives what
+  // arrived instead of an error.
+  const gunzip = createGunzip({
+    flush: constants.Z_SYNC_FLUSH,
+    finishFlush: constants.Z_SYNC_FLUSH,
+  });
+  return pipeline(body, gunzip, () => {});
+}
+
+/**
+ * `pending`, or the signal's reason as soon as it aborts. undici sees an abort only once the
+ * request is on a connection, so a connection still being set up (a TCP or TLS handshake that
+ * hangs) would hold a timed-out or cancelled request until undici's own connect timeout. The
+ * request it leaves behind ends on that connection or timeout; an answer that still arrives is
+ * dropped.
+ */
+function untilAborted(
+  pending: Promise<Dispatcher.ResponseData>,
+  signal: AbortSignal | undefined,
+): Promise<Dispatcher.ResponseData> {
+  if (signal === undefined) return pending;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(
+      (answer) => {
+        signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) answer.body.destroy();
+        else resolve(answer);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** Error codes of a request that got no answer, outermost first (a wrapper's `cause` is read). */

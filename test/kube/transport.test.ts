@@ -2,9 +2,15 @@
  * What the transport does with the bytes of an answer (scripted server): compressed bodies and
  * watch streams, characters split across chunks, repeated headers, a corrupt compressed body.
  */
+import { createServer, type Socket } from 'node:net';
 import { createGzip, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectionError, createKubeClient, RESOURCES } from '../../lib/kube/index.ts';
+import {
+  ConnectionError,
+  createKubeClient,
+  RESOURCES,
+  TimeoutError,
+} from '../../lib/kube/index.ts';
 import {
   type Handler,
   kubeConfigFromString,
@@ -146,15 +152,86 @@ describe('transport: the bytes of an answer (scripted server)', () => {
     }
   });
 
-  it('a corrupt compressed body is a ConnectionError that carries none of it, retried like a reset', async () => {
+  it('a compressed answer with no body, or cut before the gzip trailer, reads as fetch read it', async () => {
+    const whole = gzipSync(JSON.stringify(ep('db')));
+    const c = client();
+    server.script((_req, res) => {
+      res.writeHead(204, { 'content-encoding': 'gzip' });
+      res.end();
+    });
+    await expect(c.delete(RESOURCES.endpoints, 'db', { namespace: 'ns' })).resolves.toBeDefined();
     server.script((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end();
+    });
+    await expect(c.get(RESOURCES.endpoints, 'db', { namespace: 'ns' })).resolves.toEqual({});
+    server.script((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(whole.subarray(0, whole.length - 8));
+    });
+    const got = await c.get(RESOURCES.endpoints, 'db', { namespace: 'ns' });
+    expect(got.metadata.name).toBe('db');
+    await c.close();
+  });
+
+  it('a watch whose onWarning throws releases its connection', async () => {
+    let closed = false;
+    server.script((req, res) => {
+      res.once('close', () => {
+        closed = true;
+      });
+      res.writeHead(200, { 'content-type': 'application/json', warning: '299 - "old"' });
+      res.write(`${JSON.stringify({ type: 'ADDED', object: ep('a') })}\n`);
+      void req;
+    });
+    const c = createKubeClient(kubeConfigFromString(server.kubeconfig), {
+      qps: Number.POSITIVE_INFINITY,
+      onWarning: () => {
+        throw new Error("the caller's warning handler failed");
+      },
+    });
+    const err = await c
+      .watch(
+        RESOURCES.endpoints,
+        { namespace: 'ns', resourceVersion: '1', timeoutSeconds: 30 },
+        () => {},
+      )
+      .catch((e) => e);
+    expect(err.message).toBe("the caller's warning handler failed");
+    for (let i = 0; i < 100 && !closed; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(closed).toBe(true);
+    await c.close();
+  });
+
+  it('a watch aborted from onEvent delivers nothing more, not even the rest of the chunk', async () => {
+    server.script((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
-        Buffer.concat([
-          gzipSync('{"secret":"c2VjcmV0"}').subarray(0, 12),
-          Buffer.from('secret-bytes'),
-        ]),
+        ['a', 'b', 'c']
+          .map((n) => `${JSON.stringify({ type: 'ADDED', object: ep(n) })}\n`)
+          .join(''),
       );
+    });
+    const c = client();
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const result = await c.watch(
+      RESOURCES.endpoints,
+      { namespace: 'ns', resourceVersion: '1', timeoutSeconds: 30, signal: controller.signal },
+      (event) => {
+        seen.push(event.object.metadata.name!);
+        controller.abort();
+      },
+    );
+    expect(result).toMatchObject({ reason: 'aborted', events: 1 });
+    expect(seen).toEqual(['a']);
+    await c.close();
+  });
+
+  it('a body marked gzip that is not gzip is a ConnectionError that carries none of it, retried like a reset', async () => {
+    server.script((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end('{"secret":"c2VjcmV0"} and more secret bytes');
     });
     const c = client();
     const err = await c.get(RESOURCES.endpoints, 'db', { namespace: 'ns' }).catch((e) => e);
@@ -163,5 +240,47 @@ describe('transport: the bytes of an answer (scripted server)', () => {
     expect(server.requests).toHaveLength(2);
     expect(JSON.stringify({ message: err.message, status: err.status })).not.toMatch(/secret/);
     await c.close();
+  });
+});
+
+describe('transport: a connection still being set up', () => {
+  it("a timeout or the caller's abort ends a request whose TLS handshake hangs, at once", async () => {
+    // The server accepts the TCP connection and never answers the TLS ClientHello: undici sees
+    // the abort only once a request is on a connection, after its own 10 s connect timeout.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const kc = kubeConfigFromString(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`);
+    const once = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, maxElapsedMs: 1 };
+    const timed = createKubeClient(kc, { qps: Infinity, requestTimeoutMs: 200, retry: once });
+    const cancelled = createKubeClient(kc, { qps: Infinity, retry: once });
+    const controller = new AbortController();
+    const reason = new Error('caller gave up');
+    try {
+      const started = Date.now();
+      const [timeout, abort] = await Promise.all([
+        timed.get(RESOURCES.namespaces, 'x').catch((e) => e),
+        (async () => {
+          const pending = cancelled.get(RESOURCES.namespaces, 'x', { signal: controller.signal });
+          setTimeout(() => controller.abort(reason), 200);
+          return pending.catch((e) => e);
+        })(),
+      ]);
+      expect(timeout).toBeInstanceOf(TimeoutError);
+      expect(abort).toBe(reason);
+      // Far below the 10 s undici would otherwise wait for the connection.
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await Promise.all([timed.close(), cancelled.close()]);
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
