@@ -1,7 +1,8 @@
 /**
  * The generic Kubernetes client: get, list, watch, create, update, patch and delete for any row
  * of the resource table, with a client-side rate limiter, retries with back-off where repeating
- * is safe, per-attempt timeouts and typed errors. Transport and auth are @kubernetes/client-node's.
+ * is safe, per-attempt timeouts and typed errors. Auth and TLS are @kubernetes/client-node's; each
+ * request goes out through undici (transport.ts).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { isPlainObject } from '../model/index.ts';
