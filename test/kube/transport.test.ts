@@ -1,6 +1,7 @@
 /**
- * What the transport does with the bytes of an answer (scripted server): compressed bodies and
- * watch streams, characters split across chunks, repeated headers, a corrupt compressed body.
+ * What the transport does with an answer (scripted server): compressed bodies and watch streams,
+ * characters split across chunks, repeated headers, redirects, a body marked gzip that is not, a
+ * watch's body after a failure or an abort; and a request whose TLS handshake never completes.
  */
 import { createServer, type Socket } from 'node:net';
 import { createGzip, gzipSync } from 'node:zlib';
@@ -259,8 +260,12 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `);
     const once = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, maxElapsedMs: 1 };
-    const timed = createKubeClient(kc, { qps: Infinity, requestTimeoutMs: 200, retry: once });
-    const cancelled = createKubeClient(kc, { qps: Infinity, retry: once });
+    const timed = createKubeClient(kc, {
+      qps: Number.POSITIVE_INFINITY,
+      requestTimeoutMs: 200,
+      retry: once,
+    });
+    const cancelled = createKubeClient(kc, { qps: Number.POSITIVE_INFINITY, retry: once });
     const controller = new AbortController();
     const reason = new Error('caller gave up');
     try {
