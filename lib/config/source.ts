@@ -11,6 +11,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GetObjectCommandInput, GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
+import { OldestFirstMap } from '../model/index.ts';
 import { type Diagnostic, formatDiagnostic } from './diagnostic.ts';
 import { parseConfig } from './parse-config.ts';
 import type { SyncConfig } from './types.ts';
@@ -396,7 +397,7 @@ export function createConfigSource(uri: string, options?: ConfigSourceOptions): 
 export class ConfigSources {
   readonly #options: ConfigSourceOptions;
   readonly #maxSources: number;
-  readonly #sources = new Map<string, ConfigSource>();
+  readonly #sources = new OldestFirstMap<string, ConfigSource>();
 
   constructor(options: ConfigSourceOptions = {}, maxSources = 64) {
     this.#options = options;
@@ -413,10 +414,7 @@ export class ConfigSources {
       source = new ConfigSource(uri, this.#options);
     }
     this.#sources.set(uri, source);
-    while (this.#sources.size > this.#maxSources) {
-      const oldest = this.#sources.keys().next().value as string;
-      this.#sources.delete(oldest);
-    }
+    while (this.#sources.size > this.#maxSources) this.#sources.shift();
     return source;
   }
 

@@ -17,6 +17,7 @@
  */
 
 import { type Clock, systemClock } from '../kube/clock.ts';
+import { OldestFirstMap } from '../model/index.ts';
 import { type BackoffPolicy, backoffDelay, DEFAULT_ITEM_BACKOFF } from './backoff.ts';
 import { Waiters } from './waiters.ts';
 
@@ -71,10 +72,10 @@ export class WorkQueue<T> {
   readonly #random: () => number;
   readonly #limiter: QueueRateLimiter | undefined;
   readonly #isBackground: (trigger: T) => boolean;
-  /** Live keys ready to hand out, in FIFO order (a Set keeps insertion order and dedups). */
-  readonly #ready = new Set<string>();
+  /** Live keys ready to hand out, in FIFO order (the oldest one in constant time, see the map). */
+  readonly #ready = new OldestFirstMap<string, true>();
   /** Background keys ready to hand out once no live key is, in FIFO order. */
-  readonly #backlog = new Set<string>();
+  readonly #backlog = new OldestFirstMap<string, true>();
   /** Latest merged trigger of every key that needs processing (ready, or dirty while in flight). */
   readonly #dirty = new Map<string, T>();
   readonly #processing = new Set<string>();
@@ -119,7 +120,7 @@ export class WorkQueue<T> {
   }
 
   #makeReady(key: string, trigger: T): void {
-    (this.#isBackground(trigger) ? this.#backlog : this.#ready).add(key);
+    (this.#isBackground(trigger) ? this.#backlog : this.#ready).set(key, true);
     // Waiters may take from different lanes: each re-checks what it may take.
     this.#waiters.wakeAll();
   }
@@ -198,9 +199,7 @@ export class WorkQueue<T> {
         // Another consumer may have taken the last key while this one waited for its token.
         if (this.#shuttingDown || this.#pick(lanes) === undefined) continue;
       }
-      const lane = this.#pick(lanes)!;
-      const key = lane.values().next().value as string;
-      lane.delete(key);
+      const [key] = this.#pick(lanes)!.shift()!;
       const trigger = this.#dirty.get(key) as T;
       this.#dirty.delete(key);
       this.#processing.add(key);
@@ -214,7 +213,7 @@ export class WorkQueue<T> {
   }
 
   /** The lane to take the next key from: live first, then the backlog, as `lanes` allows. */
-  #pick(lanes: QueueLanes): Set<string> | undefined {
+  #pick(lanes: QueueLanes): OldestFirstMap<string, true> | undefined {
     if (lanes !== 'background' && this.#ready.size > 0) return this.#ready;
     if (lanes !== 'live' && this.#backlog.size > 0) return this.#backlog;
     return undefined;

@@ -4,7 +4,7 @@
  * existing Event instead of creating another, a token bucket per object drops floods, and
  * nothing is ever thrown into the caller: failures are logged and counted.
  */
-import { rfc3339 } from '../model/index.ts';
+import { OldestFirstMap, rfc3339 } from '../model/index.ts';
 import type { KubeClient } from './client.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { AlreadyExistsError, NotFoundError } from './errors.ts';
@@ -60,8 +60,8 @@ interface SeenEvent {
 /** The longest message kept; longer ones are cut (the API's events.k8s.io note limit). */
 const MAX_MESSAGE_LENGTH = 1024;
 
-/** A Map used as an LRU: reading moves a key to the end, inserting evicts the oldest. */
-function lruGet<V>(map: Map<string, V>, key: string): V | undefined {
+/** A map used as an LRU: reading moves a key to the end, inserting evicts the oldest. */
+function lruGet<V>(map: OldestFirstMap<string, V>, key: string): V | undefined {
   const value = map.get(key);
   if (value !== undefined) {
     map.delete(key);
@@ -70,14 +70,10 @@ function lruGet<V>(map: Map<string, V>, key: string): V | undefined {
   return value;
 }
 
-function lruSet<V>(map: Map<string, V>, key: string, value: V, size: number): void {
+function lruSet<V>(map: OldestFirstMap<string, V>, key: string, value: V, size: number): void {
   map.delete(key);
   map.set(key, value);
-  while (map.size > size) {
-    const oldest = map.keys().next().value;
-    if (oldest === undefined) break;
-    map.delete(oldest);
-  }
+  while (map.size > size) map.shift();
 }
 
 /** Records Events through a {@link KubeClient}. */
@@ -91,8 +87,8 @@ export class EventRecorder {
   readonly #qps: number;
   readonly #cacheSize: number;
   readonly #logger: EventRecorderLogger;
-  readonly #seen = new Map<string, SeenEvent>();
-  readonly #buckets = new Map<string, TokenBucket>();
+  readonly #seen = new OldestFirstMap<string, SeenEvent>();
+  readonly #buckets = new OldestFirstMap<string, TokenBucket>();
   /** Writes in flight per event key, so repeats of one event are written in order. */
   readonly #chains = new Map<string, Promise<void>>();
   readonly #pending = new Set<Promise<void>>();

@@ -1,6 +1,7 @@
 /**
  * The model layer: the vocabulary every other layer shares (objects, keys, the resource table,
- * marker keys, writes, reason codes). It imports nothing of the project. Re-exports only.
+ * marker keys, writes, reason codes) and the one container they share (a map whose oldest entry
+ * is at hand). It imports nothing of the project. Re-exports only.
  */
 export {
   applyMergePatch,
@@ -32,6 +33,7 @@ export {
 } from './markers.ts';
 export { childPath, errorClass, indexPath, MAX_KEY_SHOWN, messagePath } from './message-path.ts';
 export type { JsonValue, KubeObject, ObjectMeta } from './object.ts';
+export { OldestFirstMap } from './oldest-first.ts';
 export type { Patch, ReferenceSpec, SourcePosition } from './patch-spec.ts';
 export {
   FAILURE_CODES,

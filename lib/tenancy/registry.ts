@@ -5,6 +5,7 @@
  * for a short time, so removing an entry or a key takes effect within that time.
  */
 
+import { OldestFirstMap } from '../model/index.ts';
 import { parseKeySet } from './signing-keys.ts';
 import { parseTenantEntry, TENANT_ID_PATTERN, type TenantEntry } from './tenant-entry.ts';
 
@@ -51,7 +52,7 @@ class KeyCache {
   readonly #ttlMs: number;
   readonly #refreshMs: number;
   readonly #now: () => number;
-  readonly #keys = new Map<string, { keys: ReadonlyMap<string, Buffer>; at: number }>();
+  readonly #keys = new OldestFirstMap<string, { keys: ReadonlyMap<string, Buffer>; at: number }>();
 
   constructor(readSecret: ReadSecret, options: RegistryCacheOptions) {
     this.#readSecret = readSecret;
@@ -79,7 +80,7 @@ class KeyCache {
     }
     const keys = parseKeySet(text, `of tenant ${entry.tenant}`);
     this.#keys.set(ref, { keys, at: now });
-    if (this.#keys.size > 10_000) this.#keys.delete(this.#keys.keys().next().value!);
+    if (this.#keys.size > 10_000) this.#keys.shift();
     return keys;
   }
 }
@@ -93,7 +94,7 @@ export class StoreTenantRegistry implements TenantRegistry {
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   readonly #now: () => number;
-  readonly #entries = new Map<string, { entry: TenantEntry | undefined; at: number }>();
+  readonly #entries = new OldestFirstMap<string, { entry: TenantEntry | undefined; at: number }>();
 
   /** `location` is `s3://bucket/prefix/` or `file:///dir/`; a missing trailing `/` is added. */
   constructor(
@@ -139,9 +140,7 @@ export class StoreTenantRegistry implements TenantRegistry {
     const entry = text === undefined ? undefined : parseTenantEntry(text, uri, tenant);
     this.#entries.delete(tenant);
     this.#entries.set(tenant, { entry, at: now });
-    if (this.#entries.size > this.#maxEntries) {
-      this.#entries.delete(this.#entries.keys().next().value!);
-    }
+    if (this.#entries.size > this.#maxEntries) this.#entries.shift();
     return entry;
   }
 

@@ -4,6 +4,7 @@
  * a signed event replayed to another warm instance within the window is not caught here (see
  * docs/security.md for what that can and cannot do).
  */
+import { OldestFirstMap } from '../model/index.ts';
 
 /** Default half-width of the window around the function's clock, in ms. */
 export const DEFAULT_REPLAY_WINDOW_MS = 5 * 60_000;
@@ -25,7 +26,7 @@ export class ReplayGuard {
   readonly #maxNonces: number;
   readonly #now: () => number;
   /** `tenant\0nonce` -> when it may be forgotten; insertion order is arrival order. */
-  readonly #seen = new Map<string, number>();
+  readonly #seen = new OldestFirstMap<string, number>();
 
   constructor(options: ReplayGuardOptions = {}) {
     this.windowMs = options.windowMs ?? DEFAULT_REPLAY_WINDOW_MS;
@@ -41,10 +42,7 @@ export class ReplayGuard {
     const id = `${tenant}\u0000${nonce}`;
     if (this.#seen.has(id)) return 'replayed';
     this.#seen.set(id, issuedAt + this.windowMs);
-    if (this.#seen.size > this.#maxNonces) {
-      const oldest = this.#seen.keys().next().value;
-      if (oldest !== undefined) this.#seen.delete(oldest);
-    }
+    if (this.#seen.size > this.#maxNonces) this.#seen.shift();
     return 'fresh';
   }
 
@@ -54,9 +52,6 @@ export class ReplayGuard {
   }
 
   #forget(now: number): void {
-    for (const [id, until] of this.#seen) {
-      if (until >= now) break;
-      this.#seen.delete(id);
-    }
+    while ((this.#seen.first()?.[1] ?? now) < now) this.#seen.shift();
   }
 }

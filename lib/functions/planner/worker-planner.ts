@@ -15,7 +15,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { SyncConfig } from '../../config/types.ts';
-import type { ReasonCode } from '../../model/index.ts';
+import { OldestFirstMap, type ReasonCode } from '../../model/index.ts';
 import type { EngineOptions } from '../../patches/expression/index.ts';
 import type { Plan, PlanInput } from '../../sync/index.ts';
 import { EvalClock, type RunningEvaluation } from './eval-clock.ts';
@@ -93,7 +93,7 @@ interface WorkerSlot {
   clock: EvalClock;
   ready: boolean;
   /** Configuration ids this worker holds, least recently used first. */
-  configs: Set<number>;
+  configs: OldestFirstMap<number, true>;
   /** Ids evicted since the last request, for the worker to forget. */
   dropped: number[];
   gone: boolean;
@@ -211,7 +211,7 @@ class WorkerPool {
       worker,
       clock,
       ready: false,
-      configs: new Set(),
+      configs: new OldestFirstMap(),
       dropped: [],
       gone: false,
     };
@@ -316,7 +316,7 @@ class WorkerPool {
       this.#dispatch();
       return;
     }
-    target.configs.add(request.configId);
+    target.configs.set(request.configId, true);
     this.#stats.plans++;
     if (request.config) this.#stats.configsSent++;
     this.#inFlight = { ...next, id: request.id, worker: target };
@@ -343,8 +343,7 @@ class WorkerPool {
     } else {
       request.config = config;
       while (target.configs.size >= this.#cacheSize) {
-        const oldest = target.configs.values().next().value as number;
-        target.configs.delete(oldest);
+        const [oldest] = target.configs.shift()!;
         target.dropped.push(oldest);
       }
     }

@@ -1,3 +1,5 @@
+import { OldestFirstMap } from '../../model/index.ts';
+
 /**
  * A bounded map that forgets a least recently used entry, calling `evict` on it (compiled
  * expressions hold sandbox handles that must be released).
@@ -12,7 +14,7 @@
 export class Lru<K, V> {
   readonly #max: number;
   readonly #evict: (value: V, key: K) => void;
-  readonly #map = new Map<K, { value: V; used: boolean }>();
+  readonly #map = new OldestFirstMap<K, { value: V; used: boolean }>();
 
   /** @param max entries kept; @param evict called on each entry that is dropped or cleared. */
   constructor(max: number, evict: (value: V, key: K) => void = () => {}) {
@@ -43,8 +45,7 @@ export class Lru<K, V> {
   #evictOne(): void {
     // Ends within one walk of the map: each flagged entry is cleared as it moves to the back.
     for (;;) {
-      const [key, slot] = this.#map.entries().next().value as [K, { value: V; used: boolean }];
-      this.#map.delete(key);
+      const [key, slot] = this.#map.shift()!;
       if (slot.used) {
         slot.used = false;
         this.#map.set(key, slot);
