@@ -14,8 +14,54 @@ type Obj = Record<string, unknown>;
 /** Every entry of `table`, in key order (the order kube-apiserver lists in: etcd's key order). */
 export function sortEntries(table: Map<string, Obj>): [string, Obj][] {
   const entries = [...table];
-  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  entries.sort(byKey);
   return entries;
+}
+
+/**
+ * {@link sortEntries} of `table` from `sorted`, that order before the keys of `changed` were
+ * written (added, replaced or deleted since), without a sort of the whole table: each changed
+ * key's old entry is found and dropped, and its current one put in its place, by binary search;
+ * the runs between are copied as they are. A new array: one handed out before may still be read.
+ */
+export function resortEntries(
+  sorted: readonly [string, Obj][],
+  changed: ReadonlySet<string>,
+  table: Map<string, Obj>,
+): [string, Obj][] {
+  // Edits by position in `sorted`: insert an entry before position `at`, or drop the one there.
+  const edits: { at: number; entry?: [string, Obj] }[] = [];
+  for (const key of changed) {
+    const at = lowerBound(sorted, key);
+    if (sorted[at]?.[0] === key) edits.push({ at });
+    const object = table.get(key);
+    if (object !== undefined) edits.push({ at, entry: [key, object] });
+  }
+  // By position, then the inserts at one position (keys between the same two old ones) by key,
+  // then the drop of the old entry there: a total order, as a sort needs (where a drop goes among
+  // the inserts does not change the result, it only skips the old entry).
+  edits.sort(
+    (a, b) =>
+      a.at - b.at ||
+      (a.entry === undefined ? 1 : b.entry === undefined ? -1 : byKey(a.entry, b.entry)),
+  );
+  let size = sorted.length;
+  for (const edit of edits) size += edit.entry === undefined ? -1 : 1;
+  // Sized once: pushing 100,000 entries grew and copied the array again and again.
+  const out = new Array<[string, Obj]>(size);
+  let n = 0;
+  let from = 0;
+  for (const edit of edits) {
+    for (; from < edit.at; from++) out[n++] = sorted[from]!;
+    if (edit.entry !== undefined) out[n++] = edit.entry;
+    else from = edit.at + 1;
+  }
+  for (; from < sorted.length; from++) out[n++] = sorted[from]!;
+  return out;
+}
+
+function byKey(a: [string, Obj], b: [string, Obj]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
 }
 
 /**
@@ -25,8 +71,8 @@ export function sortEntries(table: Map<string, Obj>): [string, Obj][] {
 export function entriesIn(
   r: ResourceType,
   namespace: string | undefined,
-  sorted: [string, Obj][],
-): [string, Obj][] {
+  sorted: readonly [string, Obj][],
+): readonly [string, Obj][] {
   if (namespace === undefined || !r.namespaced) return sorted;
   const prefix = `${namespace}/`;
   const out: [string, Obj][] = [];
@@ -39,7 +85,7 @@ export function entriesIn(
 }
 
 /** The index of the first entry whose key is not below `key`. */
-function lowerBound(sorted: [string, Obj][], key: string): number {
+function lowerBound(sorted: readonly [string, Obj][], key: string): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
@@ -61,7 +107,11 @@ export interface PageRequest {
 }
 
 /** The page of `entries` (sorted) that `request` asks for, listed at resourceVersion `atRv`. */
-export function listPage(entries: [string, Obj][], request: PageRequest, atRv: number): ListResult {
+export function listPage(
+  entries: readonly [string, Obj][],
+  request: PageRequest,
+  atRv: number,
+): ListResult {
   const { start, limit, labelSelector, fieldSelector } = request;
   const items: Obj[] = [];
   const filtered =
