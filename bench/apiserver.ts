@@ -8,13 +8,18 @@
  *  - watch fan-out: 10 watchers over 10,000 objects, events delivered/s, vs the same JSON
  *    serialization without HTTP;
  *  - RSS of a child process holding 10,000 Endpoints in the emulator, vs a child holding the
- *    same objects in a plain Map (both after GC; RSS includes Node itself, about 40-50 MB).
+ *    same objects in a plain Map (both after GC; RSS includes Node itself, about 40-50 MB);
+ *  - lists under writes, 100,000 Endpoints in 2,000 namespaces in the store: a list of one
+ *    namespace right after a write elsewhere, and a paginated list of all (500 per page) with a
+ *    write between its pages, vs sorting the table once (what each of them cost before the store
+ *    kept its order across writes).
  * Run: node bench/apiserver.ts
  */
 import { spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { startCluster } from '../lib/local/apiserver/index.ts';
+import { ClusterStore, RESOURCES, startCluster } from '../lib/local/apiserver/index.ts';
+import { sortEntries } from '../lib/local/apiserver/list-page.ts';
 import { figure, ratioFigure } from './support/figures.ts';
 
 const ADDRESSES = 3;
@@ -215,6 +220,61 @@ function serializeBaseline(objects: number, watchers: number): number {
   return ((objects * watchers) / (performance.now() - start)) * 1000;
 }
 
+/**
+ * Milliseconds per list while writes go on, with `objects` Endpoints in 50-per-namespace
+ * namespaces: a one-namespace list after a write elsewhere, a whole paginated list (limit 500)
+ * with a write between pages, and the baseline, one sort of the table's entries.
+ */
+function listsUnderWrites(objects: number): {
+  namespaceList: number;
+  pagedList: number;
+  sort: number;
+} {
+  const store = new ClusterStore({ rand: Math.random, compactionWindow: 10_000 });
+  const namespaces = Math.ceil(objects / 50);
+  for (let n = 0; n < namespaces; n++)
+    store.create('namespaces', undefined, { metadata: { name: `ns-${n}` } });
+  for (let i = 0; i < objects; i++) store.create('endpoints', `ns-${i % namespaces}`, endpoints(i));
+  const r = RESOURCES.find((x) => x.name === 'endpoints')!;
+  let writes = 0;
+  const write = () => {
+    const i = writes++ % objects;
+    store.patch('endpoints', `ns-${i % namespaces}`, `ep-${i}`, 'application/merge-patch+json', {
+      metadata: { labels: { bench: String(writes) } },
+    });
+  };
+  const ROUNDS = 50;
+  let start = performance.now();
+  for (let k = 0; k < ROUNDS; k++) {
+    write();
+    store.listAt(r, `ns-${k % namespaces}`, {});
+  }
+  const namespaceList = (performance.now() - start) / ROUNDS;
+  start = performance.now();
+  let listed = 0;
+  let cont: string | undefined;
+  do {
+    const page = store.listAt(r, undefined, { limit: 500, ...(cont ? { continue: cont } : {}) });
+    listed += page.items.length;
+    cont = page.continue;
+    write();
+  } while (cont);
+  const pagedList = performance.now() - start;
+  if (listed !== objects) throw new Error(`the paginated list gave ${listed} of ${objects}`);
+  const table = new Map(
+    store
+      .listAt(r, undefined, {})
+      .items.map((o) => [
+        `${(o.metadata as { namespace: string }).namespace}/${(o.metadata as { name: string }).name}`,
+        o,
+      ]),
+  );
+  start = performance.now();
+  for (let k = 0; k < 5; k++) sortEntries(table);
+  const sort = (performance.now() - start) / 5;
+  return { namespaceList, pagedList, sort };
+}
+
 async function rssChild(mode: string, n: number): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (mode === 'emulator') {
@@ -257,6 +317,7 @@ if (process.argv[2] === '--load-child') {
   const fanBase = serializeBaseline(10_000, 10);
   const rssEmu = measureRss('emulator', 10_000);
   const rssMap = measureRss('map', 10_000);
+  const lists = listsUnderWrites(100_000);
   // The target is the steady state; the first round (JIT warm-up of a fresh server included,
   // the figure before 2026-11-28's fifth round) is reported beside it.
   ratioFigure('apiserver.create_ratio_vs_bare_http', httpRate.steady, bareRate.steady, {
@@ -273,6 +334,11 @@ if (process.argv[2] === '--load-child') {
     unit: '1/s',
   });
   figure('apiserver.rss_mb_10k', rssEmu, 'MB', rssMap);
+  ratioFigure('apiserver.list_after_write_ratio_vs_sort_100k', lists.namespaceList, lists.sort, {
+    name: 'apiserver.list_after_write_ms_100k',
+    unit: 'ms',
+  });
+  figure('apiserver.paged_list_under_writes_ms_100k', lists.pagedList, 'ms', lists.sort);
   const rows = [
     [
       'HTTP creates/s, 1 watcher, 2nd round of 10,000',
@@ -295,6 +361,13 @@ if (process.argv[2] === '--load-child') {
       'RSS MB, same objects in a Map',
       rssMap.toFixed(1),
     ],
+    [
+      'ms per 1-namespace list after a write, 100k',
+      lists.namespaceList.toFixed(2),
+      'ms to sort the table once',
+      lists.sort.toFixed(2),
+    ],
+    ['ms for a paged list (500) under writes, 100k', lists.pagedList.toFixed(0), '', ''],
   ];
   const w = [48, 10, 32, 12];
   const line = (cells: string[]) =>
