@@ -200,7 +200,7 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
         onRestart: (cause) => o.metrics.informerRestarts.inc({ informer: spec.name, cause }),
         onWatchEvent: (type) => o.metrics.informerEvents.inc({ informer: spec.name, type }),
         onAdd: (object) => handler(object, false),
-        onUpdate: (_old, object) => handler(object, false),
+        onUpdate: (object) => handler(object, false),
         onDelete: (object) => handler(object, true),
       },
     });

@@ -40,7 +40,7 @@ describe('Informer filter and relist', () => {
       filter: (o) => accepted.has(o.metadata.namespace ?? ''),
       handlers: {
         onAdd: note('add'),
-        onUpdate: (_old, o) => note('update')(o),
+        onUpdate: note('update'),
         onDelete: note('delete'),
         onRestart: (cause) => causes.push(cause),
       },

@@ -35,9 +35,9 @@ async function setup(bookmarkIntervalMs = 60_000, quietTimeoutMs = 150_000, comp
     compact,
     handlers: {
       onAdd: () => seen.adds++,
-      onUpdate: (old, now) => {
+      onUpdate: (now, previous) => {
         seen.updates++;
-        updates.push([old, now]);
+        updates.push([previous(), now]);
       },
       onDelete: () => seen.deletes++,
       onRestart: (cause) => causes.push(cause),
