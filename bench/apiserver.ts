@@ -275,6 +275,42 @@ function listsUnderWrites(objects: number): {
   return { namespaceList, pagedList, sort };
 }
 
+/**
+ * Microseconds of a write (a merge patch of one Endpoints) with `watches` watches open on other
+ * namespaces, against the same store without them: a write should cost what it costs whatever is
+ * watched elsewhere. Median of alternating rounds.
+ */
+function writesUnderWatches(watches: number): { watched: number; unwatched: number } {
+  const r = RESOURCES.find((x) => x.name === 'endpoints')!;
+  const round = (open: number): number => {
+    const store = new ClusterStore({ rand: Math.random, compactionWindow: 10_000 });
+    store.create('namespaces', undefined, { metadata: { name: 'written' } });
+    store.create('endpoints', 'written', endpoints(0));
+    const unwatch = Array.from({ length: open }, (_, k) =>
+      store.watch(r, `elsewhere-${k}`, undefined, undefined, 'now', { event() {} }),
+    );
+    const WRITES = 20_000;
+    let start = 0;
+    for (let k = 0; k < 2_000 + WRITES; k++) {
+      if (k === 2_000) start = performance.now();
+      store.patch('endpoints', 'written', 'ep-0', 'application/merge-patch+json', {
+        metadata: { labels: { bench: String(k) } },
+      });
+    }
+    const us = ((performance.now() - start) * 1000) / WRITES;
+    for (const stop of unwatch) stop();
+    return us;
+  };
+  const watched: number[] = [];
+  const unwatched: number[] = [];
+  for (let k = 0; k < 3; k++) {
+    unwatched.push(round(0));
+    watched.push(round(watches));
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[1]!;
+  return { watched: median(watched), unwatched: median(unwatched) };
+}
+
 async function rssChild(mode: string, n: number): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (mode === 'emulator') {
@@ -318,6 +354,7 @@ if (process.argv[2] === '--load-child') {
   const rssEmu = measureRss('emulator', 10_000);
   const rssMap = measureRss('map', 10_000);
   const lists = listsUnderWrites(100_000);
+  const underWatches = writesUnderWatches(1_000);
   // The target is the steady state; the first round (JIT warm-up of a fresh server included,
   // the figure before 2026-11-28's fifth round) is reported beside it.
   ratioFigure('apiserver.create_ratio_vs_bare_http', httpRate.steady, bareRate.steady, {
@@ -339,6 +376,12 @@ if (process.argv[2] === '--load-child') {
     unit: 'ms',
   });
   figure('apiserver.paged_list_under_writes_ms_100k', lists.pagedList, 'ms', lists.sort);
+  ratioFigure(
+    'apiserver.write_ratio_with_1000_watches_elsewhere',
+    underWatches.watched,
+    underWatches.unwatched,
+    { name: 'apiserver.write_us_with_1000_watches_elsewhere', unit: 'us' },
+  );
   const rows = [
     [
       'HTTP creates/s, 1 watcher, 2nd round of 10,000',
@@ -368,6 +411,12 @@ if (process.argv[2] === '--load-child') {
       lists.sort.toFixed(2),
     ],
     ['ms for a paged list (500) under writes, 100k', lists.pagedList.toFixed(0), '', ''],
+    [
+      'us per write, 1,000 watches on other namespaces',
+      underWatches.watched.toFixed(2),
+      'us per write, no watch',
+      underWatches.unwatched.toFixed(2),
+    ],
   ];
   const w = [48, 10, 32, 12];
   const line = (cells: string[]) =>
