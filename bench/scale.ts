@@ -93,6 +93,8 @@ function short(n: number): string {
 /** The forwarder's Node options as deployed, with the heap limit raised (see the header). */
 /** The forwarder's heap limit (MB): 4 GiB unless SCALE_BENCH_HEAP_MB sets a deployment's own. */
 const HEAP_MB = Number(process.env['SCALE_BENCH_HEAP_MB'] ?? 4096);
+/** More flags for every forwarder process (e.g. `--max-in-flight 8`), for tuning runs. */
+const EXTRA_ARGS = (process.env['SCALE_BENCH_FORWARDER_ARGS'] ?? '').split(' ').filter(Boolean);
 /** Figures of a run with another heap limit than the default carry it in their names. */
 const HEAP_TAG = HEAP_MB === 4096 ? '' : `_heap${HEAP_MB}`;
 
@@ -188,6 +190,7 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
               '--log-level',
               'INFO',
               ...(shards > 1 ? ['--shards'] : []),
+              ...EXTRA_ARGS,
             ],
             timeoutMs,
             inspect: true,

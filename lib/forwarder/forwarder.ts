@@ -237,7 +237,15 @@ class ForwarderImpl implements Forwarder {
     | undefined;
   readonly #invocationCounts = { ok: 0, error: 0, throttled: 0 };
   #results = 0;
+  /** Every informer has listed: events are queued, and the initial sync has been queued whole. */
   #intake = false;
+  /**
+   * Keys of the initial sync queued before every list ended ({@link #startListed}): events are
+   * queued for them as if intake were open, and the pass at {@link #onSynced} leaves them out.
+   */
+  readonly #startedEarly = new Set<string>();
+  /** Item keys listed before intake opened, by item watch, in list order; `next`: not yet looked at. */
+  readonly #listedItems = new Map<ItemWatch, { keys: string[]; next: number }>();
   #started = false;
   #stopped = false;
   #resolveReady!: () => void;
@@ -320,6 +328,7 @@ class ForwarderImpl implements Forwarder {
         onHostCopy: (watch, object, deleted) => this.#onHostCopy(watch, object, deleted),
         onCompanion: (resource, object) => this.#onCompanion(resource, object),
         onReferenced: (resource, object, deleted) => this.#onReferenced(resource, object, deleted),
+        onListProgress: () => this.#startListed(),
       },
     );
   }
@@ -532,7 +541,9 @@ class ForwarderImpl implements Forwarder {
     this.#intake = true;
     const keys = this.#itemKeys();
     this.#progress.begin(keys);
-    this.resync();
+    this.#resyncWhere(undefined, this.#startedEarly);
+    this.#startedEarly.clear();
+    this.#listedItems.clear();
     this.#logger.info('informers synced', {
       ...Object.fromEntries(this.#watches.all.map((i) => [i.name, i.size])),
     });
@@ -580,11 +591,13 @@ class ForwarderImpl implements Forwarder {
    * Queues the keys of the namespaces `where` accepts (all), of those this instance dispatches
    * (a shard's own), and the orphans among them.
    */
-  #resyncWhere(where?: NamespacePredicate): void {
+  #resyncWhere(where?: NamespacePredicate, queuedAlready?: ReadonlySet<string>): void {
     if (!this.#intake) return;
     this.metrics.resyncs.inc();
     const now = this.#clock.now();
-    const keys = this.#itemKeys().filter((key) => this.#owns(key) && inScope(key, where));
+    const keys = this.#itemKeys().filter(
+      (key) => this.#owns(key) && inScope(key, where) && !queuedAlready?.has(key),
+    );
     const orphanKeys: string[] = [];
     // Background work: handed out only when no live change waits (the queue's backlog lane).
     for (const key of keys) {
@@ -613,6 +626,63 @@ class ForwarderImpl implements Forwarder {
     this.#logger.debug('resync queued', { keys: keys.length, orphans: orphanKeys.length });
     // The first pass is the initial sync, which has its own progress; later ones get theirs.
     if (this.#progress.finished) this.#beginResyncPass([...keys, ...orphanKeys]);
+  }
+
+  /**
+   * Queues, while the lists go on, the initial sync of every listed item whose namespace each
+   * virtual cache has listed whole (its companions are there), whose Secrets/ConfigMaps'
+   * namespaces the reference caches have, once the host copies are listed (so an item without
+   * one says so): the function works during the lists instead of after them. The lists come in
+   * key order, so the items are looked at in that order, each once; an item left out here is
+   * queued with the rest when every list has ended.
+   */
+  #startListed(): void {
+    if (this.#intake || this.#stopped) return;
+    if (!this.#watches.items.every((w) => w.host.hasSynced())) return;
+    const caches = [
+      ...this.#watches.items.map((w) => w.virtual),
+      ...this.#watches.companions.values(),
+      ...this.#watches.references,
+    ];
+    let namespace = '';
+    let complete = false;
+    const listed = (ns: string): boolean => {
+      if (ns !== namespace) {
+        namespace = ns;
+        complete = caches.every((cache) => cache.hasListed(ns));
+      }
+      return complete;
+    };
+    const referencesListed = (key: string): boolean =>
+      this.#refs
+        .references(key)
+        .every((ref) =>
+          this.#watches.references.every((cache) => cache.hasListed(parseObjectKey(ref).namespace)),
+        );
+    const before = this.#startedEarly.size;
+    const now = this.#clock.now();
+    for (const [watch, listedKeys] of this.#listedItems) {
+      for (; listedKeys.next < listedKeys.keys.length; listedKeys.next++) {
+        const key = listedKeys.keys[listedKeys.next]!;
+        const parsed = parseResourceKey(key);
+        if (parsed === undefined) continue;
+        if (!listed(parsed.namespace)) break;
+        if (this.#startedEarly.has(key) || !watch.virtual.has(objectKeyString(parsed))) continue;
+        if (!this.#owns(key) || !referencesListed(key)) continue;
+        this.#startedEarly.add(key);
+        this.#queue.add(key, {
+          direction: 'toHost',
+          enqueuedAt: now,
+          cause: 'resync',
+          background: true,
+        });
+      }
+    }
+    if (before === 0 && this.#startedEarly.size > 0) {
+      this.#logger.info('initial sync started while the lists go on', {
+        keys: this.#startedEarly.size,
+      });
+    }
   }
 
   #initialSyncDone(): void {
@@ -682,7 +752,7 @@ class ForwarderImpl implements Forwarder {
   }
 
   #enqueue(key: string, direction: Trigger['direction'], cause: string, hostOnly = false): void {
-    if (!this.#intake) return;
+    if (!this.#intake && !this.#startedEarly.has(key)) return;
     if (!this.#owns(key)) {
       // Another shard owns the namespace (or will, once the hand-over completes; it resyncs it).
       this.metrics.shardSkipped.inc({ stage: 'enqueue' });
@@ -704,6 +774,11 @@ class ForwarderImpl implements Forwarder {
       // the first list on: what an item may reference is known before intake opens.
       this.#companions.set(key, companionKeys(itemKey, object).map(resourceKeyString));
       this.#refs.set(key, referenceCandidates(object).map(objectKeyString));
+      if (!this.#intake) {
+        const listed = this.#listedItems.get(watch) ?? { keys: [], next: 0 };
+        this.#listedItems.set(watch, listed);
+        listed.keys.push(key);
+      }
     }
     this.#enqueue(key, 'toHost', watch.resource.plural);
   }
@@ -723,7 +798,7 @@ class ForwarderImpl implements Forwarder {
    * sent, so one made again in between is not deleted).
    */
   #onReferenced(resource: string, object: KubeObject, deleted: boolean): void {
-    if (!this.#intake) return;
+    if (!this.#intake && this.#startedEarly.size === 0) return;
     const key = keyOfObject(object);
     this.#retriggerReferrers(objectKeyString(key), 'reference');
     if (deleted)

@@ -38,8 +38,11 @@ export interface InformerHandlers<T extends KubeObject> {
   onUpdate?(object: T, previous: () => T): void;
   /** `object` is the last state known (after a relist, the cached one). */
   onDelete?(object: T): void;
-  /** After each successful list (the first one marks the informer synced). */
-  onList?(objects: readonly T[]): void;
+  /**
+   * During the first list, after each page has landed in the cache, and once the list has (see
+   * {@link Informer.hasListed}).
+   */
+  onListProgress?(): void;
   /** Every watch event, bookmarks included (for metrics). */
   onWatchEvent?(type: WatchEvent['type']): void;
   /** Before each restart of the list/watch. */
@@ -126,6 +129,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   #relistRequested = false;
   /** Callers of {@link relist} waiting for the list that answers them. */
   #relistWaiters: Array<() => void> = [];
+  /** During the first list, the key of the last object listed, while they came in key order. */
+  #listedThrough: string | undefined;
 
   constructor(options: InformerOptions<T>) {
     this.name = options.name;
@@ -174,6 +179,21 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Whether the first list has landed (stays true across relists). */
   hasSynced(): boolean {
     return this.#synced;
+  }
+
+  /**
+   * Whether every object of `namespace` has landed in the cache: the first list has, or it is
+   * past the namespace. A paginated list comes in key order (`namespace/name`: the continue token
+   * is where the next page starts), so once a listed key is beyond every key of the namespace,
+   * the namespace is complete before the list ends. Checked, not assumed: after an object out of
+   * order, only the end of the list completes a namespace.
+   */
+  hasListed(namespace: string): boolean {
+    if (this.#synced) return true;
+    const through = this.#listedThrough;
+    if (through === undefined) return false;
+    const prefix = `${namespace}/`;
+    return through > prefix && !through.startsWith(prefix);
   }
 
   /** Restarts so far (clean resumes, relists, error restarts and watchdog restarts). */
@@ -285,9 +305,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     // token rejects with GoneError, and the run loop lists again from the start.
     // This list answers every relist asked for until now; one asked for later gets its own.
     const answered = this.#relistWaiters.splice(0);
+    // The first list lands page by page (its handlers may start work on the namespaces already
+    // complete); a relist lands whole, so that the cache never mixes two lists.
+    const progressive = !this.#synced;
     const items: T[] = [];
+    const listed = new Set<string>();
     let resourceVersion: string | undefined;
     let token: string | undefined;
+    let last = '';
+    let ordered = true;
+    this.#listedThrough = undefined;
     try {
       do {
         if (this.#relistRequested) {
@@ -296,8 +323,12 @@ export class Informer<T extends KubeObject = KubeObject> {
           this.#relistRequested = false;
           answered.push(...this.#relistWaiters.splice(0));
           items.length = 0;
+          listed.clear();
           resourceVersion = undefined;
           token = undefined;
+          last = '';
+          ordered = true;
+          this.#listedThrough = undefined;
         }
         const page = await o.client.list<T>(o.resource, {
           ...selectors,
@@ -307,51 +338,73 @@ export class Informer<T extends KubeObject = KubeObject> {
         });
         resourceVersion ??= page.metadata.resourceVersion;
         for (const item of page.items) {
+          const key = objectKey(item);
+          if (key <= last) ordered = false;
+          last = key;
           const kept = o.transform ? o.transform(item) : item;
-          if (!o.filter || o.filter(kept)) items.push(kept);
+          if (o.filter && !o.filter(kept)) continue;
+          if (!progressive) {
+            items.push(kept);
+            continue;
+          }
+          listed.add(key);
+          this.#merge(key, kept);
         }
         token = page.metadata.continue || undefined;
+        if (progressive) {
+          this.#listedThrough = ordered && last !== '' ? last : undefined;
+          this.#safely(() => o.handlers?.onListProgress?.());
+        }
       } while (token !== undefined);
     } catch (err) {
       // Not answered: they wait for the list after the backoff.
       this.#relistWaiters.unshift(...answered);
       throw err;
     }
-    this.#replace(items);
+    if (progressive) this.#dropUnlisted(listed);
+    else this.#replace(items);
     this.#resourceVersion = resourceVersion;
     this.#lastActivity = this.#clock.now();
-    this.#safely(() => o.handlers?.onList?.(items));
     if (!this.#synced) {
       this.#synced = true;
       this.#resolveSynced();
+      this.#safely(() => o.handlers?.onListProgress?.());
     }
     for (const resolve of answered) resolve();
   }
 
   /** Makes the cache equal to `items`, delivering the differences as events. */
   #replace(items: T[]): void {
-    const h = this.#options.handlers;
     const fresh = new Map<string, T>();
     for (const item of items) fresh.set(objectKey(item), item);
+    this.#dropUnlisted(fresh);
+    for (const [key, item] of fresh) this.#merge(key, item);
+  }
+
+  /** Drops (as deleted) every cached object whose key a list did not give. */
+  #dropUnlisted(listed: { has(key: string): boolean }): void {
+    const h = this.#options.handlers;
     for (const [key, old] of [...this.#cache]) {
-      if (!fresh.has(key)) {
-        this.#cache.delete(key);
-        this.#safely(() => h?.onDelete?.(this.#read(old)));
-      }
+      if (listed.has(key)) continue;
+      this.#cache.delete(key);
+      this.#safely(() => h?.onDelete?.(this.#read(old)));
     }
-    for (const [key, item] of fresh) {
-      const cached = this.#cache.get(key);
-      this.#cache.set(key, this.#stored(item));
-      if (cached === undefined) {
-        this.#safely(() => h?.onAdd?.(item));
-        continue;
-      }
-      // Compared by resourceVersion, not text: a watched object carries kind and apiVersion, a
-      // listed one does not. Parsing each cached text here costs little: relists are rare.
-      const old = this.#read(cached);
-      if (old.metadata.resourceVersion !== item.metadata.resourceVersion) {
-        this.#safely(() => h?.onUpdate?.(item, () => old));
-      }
+  }
+
+  /** Caches a listed object, delivered as added, or as updated when its version moved. */
+  #merge(key: string, item: T): void {
+    const h = this.#options.handlers;
+    const cached = this.#cache.get(key);
+    this.#cache.set(key, this.#stored(item));
+    if (cached === undefined) {
+      this.#safely(() => h?.onAdd?.(item));
+      return;
+    }
+    // Compared by resourceVersion, not text: a watched object carries kind and apiVersion, a
+    // listed one does not. Parsing each cached text here costs little: relists are rare.
+    const old = this.#read(cached);
+    if (old.metadata.resourceVersion !== item.metadata.resourceVersion) {
+      this.#safely(() => h?.onUpdate?.(item, () => old));
     }
   }
 

@@ -63,6 +63,8 @@ export interface WatchHandlers {
   onCompanion(resource: string, object: KubeObject): void;
   /** A virtual Secret/ConfigMap (of resource plural `resource`) changed or was deleted. */
   onReferenced(resource: string, object: KubeObject, deleted: boolean): void;
+  /** An informer's first list went on by a page, or ended. */
+  onListProgress(): void;
 }
 
 /** Informer settings every informer shares (clock, logger, timeouts). */
@@ -202,6 +204,7 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
         onAdd: (object) => handler(object, false),
         onUpdate: (object) => handler(object, false),
         onDelete: (object) => handler(object, true),
+        onListProgress: () => handlers.onListProgress(),
       },
     });
     all.push(informer);

@@ -165,16 +165,14 @@ describe('Informer against the emulator', () => {
     ({ cluster, client } = await clusterWithClient({ bookmarkIntervalMs: 60_000 }));
     cluster.store.create('endpoints', 'default', endpoints('default', 'listed'));
     const deleted: KubeObject[] = [];
-    let listed: readonly KubeObject[] = [];
+    const listed: KubeObject[] = [];
     informer = new Informer({
       name: 'trimmed',
       client,
       resource: RESOURCES.endpoints,
       transform: (o) => ({ metadata: { ...o.metadata, labels: { trimmed: 'yes' } } }),
       handlers: {
-        onList: (items) => {
-          listed = items;
-        },
+        onAdd: (o) => listed.push(o),
         onDelete: (o) => deleted.push(o),
       },
     });
