@@ -9,6 +9,8 @@
  *    pace) against the embedded stack; measured from its spawn to the Nth host copy committed in
  *    the host emulator; baseline: the same N host copies created through the client layer
  *    (`lib/kube`, 32 at once) into a fresh emulator;
+ *  - the time from its spawn to the first host copy (the lists, then the first invocation: the
+ *    initial sync starts during the lists);
  *  - forwarder RSS after its initial sync (VmRSS, and the peak VmHWM), beside an idle `node`;
  *  - RSS growth per object: the least-squares slope of RSS over the points;
  *  - each point again as 2 and 4 shards (`--shards`, one process per shard, all spawned at once,
@@ -68,6 +70,8 @@ const SELF = fileURLToPath(import.meta.url);
 interface Point {
   objects: number;
   shards: number;
+  /** Spawn -> the first host copy committed (the lists and the first invocation). */
+  firstCopyMs: number;
   syncMs: number;
   /** Undefined when the point was asked not to measure it (the same objects at another shard count). */
   baselineMs: number | undefined;
@@ -117,6 +121,7 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
   const hostNamespace = stack.identity.hostNamespace;
   let copies: KubeObject[] = [];
   let syncMs = 0;
+  let firstCopyMs = 0;
   let memory: Array<{ rss: number; hwm: number }> = [];
   let liveHeap: number[] = [];
   try {
@@ -159,6 +164,7 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
         event(type) {
           if (type !== 'ADDED') return;
           committed++;
+          if (committed === 1) firstCopyMs = performance.now() - start;
           if (committed === objects) syncMs = performance.now() - start;
         },
       },
@@ -224,6 +230,7 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
   const point: Point = {
     objects,
     shards,
+    firstCopyMs,
     syncMs,
     baselineMs: measureBaseline ? await baseline(copies) : undefined,
     rss: Math.max(...memory.map((m) => m.rss)),
@@ -320,8 +327,9 @@ async function main(): Promise<void> {
       figure(`scale.forwarder_rss_mb_${tag}`, p.rss, 'MB', p.bareRss);
       figure(`scale.forwarder_peak_rss_mb_${tag}`, p.hwm, 'MB', p.bareRss);
       figure(`scale.forwarder_live_heap_mb_${tag}`, Math.max(...p.liveHeapEach), 'MB');
+      figure(`scale.first_host_copy_ms_${tag}`, p.firstCopyMs, 'ms');
       progress(
-        `${objects} x ${shards} shard(s): sync ${(p.syncMs / 1000).toFixed(1)} s (baseline ${(baselineMs / 1000).toFixed(1)} s), RSS per shard ${p.rssEach.map((r) => r.toFixed(0)).join(', ')} MB, live heap ${p.liveHeapEach.map((r) => r.toFixed(0)).join(', ')} MB`,
+        `${objects} x ${shards} shard(s): first host copy after ${(p.firstCopyMs / 1000).toFixed(1)} s, sync ${(p.syncMs / 1000).toFixed(1)} s (baseline ${(baselineMs / 1000).toFixed(1)} s), RSS per shard ${p.rssEach.map((r) => r.toFixed(0)).join(', ')} MB, live heap ${p.liveHeapEach.map((r) => r.toFixed(0)).join(', ')} MB`,
       );
     }
   }
