@@ -21,6 +21,14 @@ export class OldestFirstMap<K, V> {
   #cursor: MapIterator<[K, V]> | undefined;
   /** The oldest entry, already taken from the cursor; `undefined` when not known yet. */
   #first: [K, V] | undefined;
+  /**
+   * Deletes since the cursor last moved. A live iterator keeps the table it was made on, and
+   * every table V8 has rebuilt since (with their keys and values), until it moves again: a map
+   * changed by delete and set without a {@link first} between grew without bound (236 MB in 200
+   * rounds of 4,096 deletes and sets). Past as many deletes as entries the cursor is dropped; a new
+   * one walks the holes at the front once, which those deletes pay for.
+   */
+  #deletesSinceMove = 0;
 
   /** Number of entries. */
   get size(): number {
@@ -46,6 +54,12 @@ export class OldestFirstMap<K, V> {
   delete(key: K): boolean {
     if (!this.#map.delete(key)) return false;
     if (this.#first !== undefined && this.#first[0] === key) this.#first = undefined;
+    // The cursor is read only while the oldest entry is not known, and a new one starts at the
+    // oldest entry still there: dropping it changes no answer.
+    if (this.#cursor !== undefined && ++this.#deletesSinceMove > this.#map.size + 64) {
+      this.#cursor = undefined;
+      this.#deletesSinceMove = 0;
+    }
     return true;
   }
 
@@ -57,6 +71,7 @@ export class OldestFirstMap<K, V> {
     if (this.#map.size === 0) return undefined;
     this.#cursor ??= this.#map.entries();
     this.#first = this.#cursor.next().value as [K, V];
+    this.#deletesSinceMove = 0;
     return this.#first;
   }
 
@@ -72,6 +87,7 @@ export class OldestFirstMap<K, V> {
     this.#map.clear();
     this.#cursor = undefined;
     this.#first = undefined;
+    this.#deletesSinceMove = 0;
   }
 
   /** The keys, oldest first. */
