@@ -8,9 +8,9 @@
  * holes at the front again. Taking the first key of a 100,000-key map until it was empty cost
  * 16 us per key, and a 100,000-entry map that dropped its oldest entry for each new one cost
  * 45 us per entry (against 0.2 and 0.8 us here; bench/oldest-first.ts). This class keeps one
- * iterator (a new one only after {@link clear}). A JavaScript map iterator is live: it skips
- * entries deleted after it was made and reaches entries added after it, so it walks each hole
- * once.
+ * iterator (a new one only after {@link clear}, or after many deletes without a move: see
+ * `#deletesSinceMove`). A JavaScript map iterator is live: it skips entries deleted after it was
+ * made and reaches entries added after it, so it walks each hole once.
  *
  * That iterator has passed the entry that {@link first} returns. So the class remembers that
  * entry until it is deleted, and every change goes through the class: the iterator passes an
