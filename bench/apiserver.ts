@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { ClusterStore, RESOURCES, startCluster } from '../lib/local/apiserver/index.ts';
 import { sortEntries } from '../lib/local/apiserver/list-page.ts';
 import { figure, ratioFigure } from './support/figures.ts';
+import { percentile } from './support/percentile.ts';
 
 const ADDRESSES = 3;
 
@@ -307,8 +308,7 @@ function writesUnderWatches(watches: number): { watched: number; unwatched: numb
     unwatched.push(round(0));
     watched.push(round(watches));
   }
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[1]!;
-  return { watched: median(watched), unwatched: median(unwatched) };
+  return { watched: percentile(watched, 50), unwatched: percentile(unwatched, 50) };
 }
 
 async function rssChild(mode: string, n: number): Promise<void> {

@@ -775,8 +775,11 @@ class ForwarderImpl implements Forwarder {
       this.#companions.set(key, companionKeys(itemKey, object).map(resourceKeyString));
       this.#refs.set(key, referenceCandidates(object).map(objectKeyString));
       if (!this.#intake) {
-        const listed = this.#listedItems.get(watch) ?? { keys: [], next: 0 };
-        this.#listedItems.set(watch, listed);
+        let listed = this.#listedItems.get(watch);
+        if (listed === undefined) {
+          listed = { keys: [], next: 0 };
+          this.#listedItems.set(watch, listed);
+        }
         listed.keys.push(key);
       }
     }

@@ -60,7 +60,6 @@ describe('WatchHub', () => {
             const id = open.length;
             const { resource, namespace, selector, throwsAt } = s.watch;
             const label = selector === undefined ? undefined : parseLabelSelector(selector);
-            let count = 0;
             real.set(id, []);
             model.set(id, []);
             const sub: Subscription = {
@@ -68,16 +67,10 @@ describe('WatchHub', () => {
               namespace,
               label,
               field: undefined,
-              sink: {
-                event(type, object) {
-                  if (count++ === throwsAt) throw new Error('sink broke');
-                  real.get(id)!.push(`${type} ${(object['metadata'] as { name: string }).name}`);
-                },
-                failed: () => failedReal.add(id),
-              },
+              sink: { ...recordingSink(id, throwsAt, real), failed: () => failedReal.add(id) },
             };
             open.push({ id, sub });
-            modelSubs.push({ id, sub: { ...sub, sink: modelSink(id, throwsAt, model) } });
+            modelSubs.push({ id, sub: { ...sub, sink: recordingSink(id, throwsAt, model) } });
             unsubscribes.push(hub.add(sub));
           } else if ('unwatch' in s) {
             if (open.length === 0) continue;
@@ -125,8 +118,8 @@ describe('WatchHub', () => {
   });
 });
 
-/** The model's sink of watch `id`: records what it gets, throws at its `throwsAt`-th event. */
-function modelSink(id: number, throwsAt: number | undefined, seen: Map<number, Seen>) {
+/** A sink of watch `id`: records what it gets in `seen`, throws at its `throwsAt`-th event. */
+function recordingSink(id: number, throwsAt: number | undefined, seen: Map<number, Seen>) {
   let count = 0;
   return {
     event(type: string, object: Record<string, unknown>) {
