@@ -37,6 +37,8 @@ export interface QuickJSNative {
   handle(value: number, free: (value: number) => void, owner: QuickJSRuntime): QuickJSHandle;
 }
 
+/** Bytes from a QuickJS string's text back to its header word that holds the length (see `#end`). */
+const LENGTH_WORD = 12;
 /** Arguments one call may pass (the prelude's `run` takes six). */
 const MAX_ARGS = 8;
 /** Bytes of the reused text buffer: strings up to a third of this (UTF-8, 3 bytes a unit) fit. */
@@ -68,6 +70,12 @@ export class DirectCall {
     this.#ctx = ctx;
     this.#argv = this.#alloc(4 * MAX_ARGS);
     this.#text = this.#alloc(TEXT_BYTES);
+    try {
+      this.#checkLayout();
+    } catch (err) {
+      this.dispose();
+      throw err;
+    }
   }
 
   /** A new QuickJS string with the text of `s`, which must cross the boundary (no NUL, no lone surrogate). */
@@ -120,14 +128,18 @@ export class DirectCall {
     };
   }
 
-  /** The value as a string (`String(value)` in QuickJS); throws when QuickJS could not make one. */
+  /**
+   * The value as a string (`String(value)` in QuickJS), read to its length: NULs included, every
+   * character exact but a lone surrogate, which comes back as U+FFFD (a caller that must tell the
+   * two apart looks for U+FFFD). Throws when QuickJS could not make the text (out of memory).
+   */
   getString(value: number): string {
     const fns = this.#fns;
     const chars = fns.QTS_GetString(this.#ctx, value);
     if (chars === 0) throw new Error('QuickJS could not convert a value to text (out of memory)');
     try {
       const bytes = this.#heap();
-      return bytes.toString('utf8', chars, bytes.indexOf(0, chars));
+      return bytes.toString('utf8', chars, this.#end(chars, bytes));
     } finally {
       fns.QTS_FreeCString(this.#ctx, chars);
     }
@@ -155,6 +167,46 @@ export class DirectCall {
       this.#words = new Uint32Array(view.buffer);
     }
     return this.#bytes;
+  }
+
+  /**
+   * Where the text QTS_GetString returned at `chars` ends. QuickJS hands out the bytes of one of
+   * its strings (the value's own when it is ASCII, a new UTF-8 copy otherwise) and frees them by
+   * that pointer, so the string's header lies just before them: the word {@link LENGTH_WORD}
+   * bytes back holds the length in bytes in its low 31 bits. Reading it instead of searching for
+   * the terminating NUL keeps the NULs inside the text; the constructor checks the layout.
+   */
+  #end(chars: number, bytes: Buffer): number {
+    const end = chars + (this.#words[(chars - LENGTH_WORD) >>> 2]! & 0x7fff_ffff);
+    // QuickJS ends every 8-bit string with a NUL: anything else means the header was misread.
+    if ((chars & 3) !== 0 || end >= bytes.length || bytes[end] !== 0) {
+      throw new Error('unexpected QuickJS build: a string does not have the expected header');
+    }
+    return end;
+  }
+
+  /**
+   * Checks that {@link getString} reads this build's strings whole: ASCII (returned in place),
+   * Latin-1 and UTF-16 strings (copied to UTF-8), and one holding a NUL.
+   */
+  #checkLayout(): void {
+    const probe = this.#vm.evalCode('["ascii", "caf\\u00e9", "\\u20ac\\u{1F600}", "a\\u0000b"]');
+    const array = this.#vm.unwrapResult(probe);
+    try {
+      const expected = ['ascii', 'caf\u00e9', '\u20ac\u{1F600}', 'a\u0000b'];
+      expected.forEach((text, i) => {
+        const item = this.#vm.getProp(array, i);
+        try {
+          if (this.getString(item.value) !== text) {
+            throw new Error('unexpected QuickJS build: a string did not read back whole');
+          }
+        } finally {
+          item.dispose();
+        }
+      });
+    } finally {
+      array.dispose();
+    }
   }
 
   #alloc(bytes: number): number {

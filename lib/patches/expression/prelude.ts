@@ -38,7 +38,7 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
 /**
  * A function expression taking `(hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed,
  * maxResultLength)` and returning
- * `{ run, frozenJson, frozenContext, describe }`:
+ * `{ run, frozenJson, frozenContext, describe, sourceOf, json }`:
  * - `run(fn, kind, payload, context, config, dns)` calls the compiled expression and returns a
  *   tagged string (see {@link TAG}); exceptions of the expression propagate. `context` is the
  *   context's JSON text or a context `frozenContext` made; `dns` the JSON text of
@@ -47,6 +47,7 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
  * - `frozenContext(contextJson, config)` parses, attaches the config copy and deep-freezes.
  * - `describe(error)` renders a thrown value without running its getters.
  * - `sourceOf(fn)` is the source text of a compiled expression's function.
+ * - `json(x)` is `JSON.stringify(x)`: a string's exact text in characters the host reads whole.
  */
 export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed, maxResultLength) {
   'use strict';
@@ -417,7 +418,9 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     if (r === undefined || r === null) return 'u';
     if (typeof r === 'string') {
       if (r.length > maxResultLength) return tooLong(r.length);
-      return safe(r) ? 's' + r : 'j' + stringify(r);
+      // Checked by the host as it reads the text (NULs cross whole; a lone surrogate turns into
+      // U+FFFD there, and text with U+FFFD is read again through 'json').
+      return 's' + r;
     }
     let json;
     try {
@@ -466,5 +469,7 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   const functionText = FunctionProto.toString;
   const sourceOf = (fn) => functionText.call(fn);
 
-  return freeze({ run, frozenJson, frozenContext, describe, sourceOf });
+  const json = (x) => stringify(x);
+
+  return freeze({ run, frozenJson, frozenContext, describe, sourceOf, json });
 })`;

@@ -64,6 +64,7 @@ export class Sandbox {
   readonly #seenContexts = new Set<string>();
   readonly #describe: QuickJSHandle;
   readonly #sourceOf: QuickJSHandle;
+  readonly #json: QuickJSHandle;
   readonly #kinds: QuickJSHandle[];
   readonly #owned: QuickJSHandle[] = [];
   readonly #compiled: Lru<string, QuickJSHandle>;
@@ -136,6 +137,7 @@ export class Sandbox {
     this.#frozenContext = vm.getProp(api, 'frozenContext');
     this.#describe = vm.getProp(api, 'describe');
     this.#sourceOf = vm.getProp(api, 'sourceOf');
+    this.#json = vm.getProp(api, 'json');
     api.dispose();
     this.#kinds = [0, 1, 2, 3].map((k) => vm.newNumber(k));
     this.#owned.push(
@@ -144,6 +146,7 @@ export class Sandbox {
       this.#frozenContext,
       this.#describe,
       this.#sourceOf,
+      this.#json,
       ...this.#kinds,
     );
   }
@@ -259,6 +262,20 @@ export class Sandbox {
       let out: string;
       try {
         out = direct.getString(r.value);
+        // A lone surrogate reads as U+FFFD: such text is read again as JSON, which escapes it.
+        if (out.includes('\uFFFD')) {
+          const exact = direct.call(this.#json.value, undefinedValue, [r.value]);
+          if (exact.error) {
+            const error = this.#classify(exact.error, 'run', names);
+            exact.error.dispose();
+            return { ok: false, error, poisoned: false };
+          }
+          try {
+            out = JSON.parse(direct.getString(exact.value)) as string;
+          } finally {
+            direct.free(exact.value);
+          }
+        }
       } finally {
         direct.free(r.value);
       }

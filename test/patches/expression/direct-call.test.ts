@@ -11,7 +11,7 @@ import { DirectCall } from '../../../lib/patches/expression/direct-call.ts';
 import { createExpressionEngine } from '../../../lib/patches/expression/engine.ts';
 import { loadQuickJS, type QuickJSInstance } from '../../../lib/patches/expression/instance.ts';
 import { crossesBoundary } from '../../../lib/patches/expression/sandbox.ts';
-import { sampleContext } from './helpers.ts';
+import { awkwardText, sampleContext } from './helpers.ts';
 
 let instance: QuickJSInstance;
 let vm: QuickJSContext;
@@ -85,6 +85,43 @@ describe('DirectCall', () => {
     // The 3 MB strings made the WebAssembly memory grow: later short strings still cross intact.
     expect(instance.native.heap().buffer.byteLength).toBeGreaterThan(before);
     expect(roundTrip('after growth ✓')).toBe('after growth ✓');
+  });
+
+  it('reads text made in QuickJS to its length, NULs included (property)', () => {
+    fc.assert(
+      fc.property(awkwardText(60), (s) => {
+        const made = vm.unwrapResult(vm.evalCode(JSON.stringify(s)));
+        try {
+          const read = direct.getString(made.value);
+          if ((s as unknown as { isWellFormed(): boolean }).isWellFormed()) expect(read).toBe(s);
+          // A lone surrogate has no UTF-8 form: it reads as U+FFFD, which callers look for.
+          else expect(read).toContain('\ufffd');
+        } finally {
+          made.dispose();
+        }
+      }),
+      { numRuns: 300 },
+    );
+    // The NUL is read, and so is what follows it.
+    const made = vm.unwrapResult(vm.evalCode('"a\\u0000b"'));
+    expect(direct.getString(made.value)).toBe('a\u0000b');
+    made.dispose();
+  });
+
+  it('refuses a build whose strings are not laid out as it reads them', () => {
+    // A stand-in QTS_GetString that hands out the text one byte further on: the length word is
+    // then read from the wrong place, and the layout check fails before any evaluation.
+    const shifted = {
+      ...instance.native,
+      functions: {
+        ...instance.native.functions,
+        QTS_GetString: (ctx: number, value: number) =>
+          instance.native.functions.QTS_GetString(ctx, value) + 4,
+        QTS_FreeCString: (ctx: number, chars: number) =>
+          instance.native.functions.QTS_FreeCString(ctx, chars - 4),
+      },
+    };
+    expect(() => new DirectCall(shifted, vm)).toThrow(/unexpected QuickJS build/);
   });
 
   it('returns an exception as a handle of the context', () => {

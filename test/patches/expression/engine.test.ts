@@ -1,9 +1,10 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createExpressionEngine,
   type ExpressionEngine,
 } from '../../../lib/patches/expression/index.ts';
-import { sampleContext } from './helpers.ts';
+import { awkwardText, sampleContext } from './helpers.ts';
 
 let native: ExpressionEngine;
 let sandboxOnly: ExpressionEngine;
@@ -202,6 +203,24 @@ describe.each([
   it('keeps lone surrogates intact', () => {
     expect(ok('value + "!"', 'a\ud800')).toBe('a\ud800!');
     expect(ok('value', 'a\udc00')).toBe('a\udc00');
+  });
+
+  it('returns strings with NULs, lone surrogates and U+FFFD exactly', () => {
+    // The sandbox's results cross as text read to its length; U+FFFD makes the host read again.
+    for (const s of ['a\u0000b', '\u0000', '\ufffd', 'x\ud800\ufffd\u0000y', '\udfff\ud800']) {
+      expect(ok('value + ""', s)).toBe(s);
+      expect(ok('value.split("").reverse().join("")', s)).toBe([...s.split('')].reverse().join(''));
+      expect(ok('[value, { k: value }]', s)).toEqual([s, { k: s }]);
+    }
+  });
+
+  it('returns any string exactly (property)', () => {
+    fc.assert(
+      fc.property(awkwardText(40), awkwardText(10), (a, b) => {
+        expect(ok('value.a + value.b', { a, b })).toBe(a + b);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

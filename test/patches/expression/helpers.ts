@@ -1,6 +1,7 @@
 /**
- * Shared fixtures of the expression tests: a realistic context.
+ * Shared fixtures of the expression tests: a realistic context, awkward strings.
  */
+import fc from 'fast-check';
 import type { ExpressionContext } from '../../../lib/patches/types.ts';
 
 /** A context like the pipeline builds for an Endpoints object. */
@@ -30,3 +31,17 @@ export function sampleContext(overrides: Partial<ExpressionContext> = {}): Expre
     ...overrides,
   };
 }
+
+/**
+ * Strings that make the C-string boundary awkward: NULs, lone surrogates (each half, paired by
+ * chance or not), U+FFFD, and any other code point.
+ */
+export const awkwardText = (maxLength: number) =>
+  fc.string({
+    unit: fc.oneof(
+      fc.constantFrom('\u0000', '\ud800', '\udc00', '\ufffd'),
+      fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    ),
+    maxLength,
+  });
