@@ -129,17 +129,20 @@ export class DirectCall {
   }
 
   /**
-   * The value as a string (`String(value)` in QuickJS), read to its length: NULs included, every
-   * character exact but a lone surrogate, which comes back as U+FFFD (a caller that must tell the
-   * two apart looks for U+FFFD). Throws when QuickJS could not make the text (out of memory).
+   * The value as a string (`String(value)` in QuickJS), read to its length, NULs included; or
+   * `undefined` when the text may not be exact: a lone surrogate has no UTF-8 form and reads as
+   * U+FFFD, so text with U+FFFD in it is not returned (the caller reads the value another way,
+   * e.g. as JSON). Throws when QuickJS could not make the text (out of memory).
    */
-  getString(value: number): string {
+  getString(value: number): string | undefined {
     const fns = this.#fns;
     const chars = fns.QTS_GetString(this.#ctx, value);
     if (chars === 0) throw new Error('QuickJS could not convert a value to text (out of memory)');
     try {
       const bytes = this.#heap();
-      return bytes.toString('utf8', chars, this.#end(chars, bytes));
+      const end = this.#end(chars, bytes);
+      const text = bytes.toString('utf8', chars, end);
+      return text.includes('\uFFFD') ? undefined : text;
     } finally {
       fns.QTS_FreeCString(this.#ctx, chars);
     }

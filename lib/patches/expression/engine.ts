@@ -439,7 +439,7 @@ export class ExpressionEngine implements Evaluator {
       );
       if ('ok' in config && !config.ok) return this.#afterFailure(config.error, config.poisoned);
     }
-    const outcome = this.#track(sandbox).call(
+    const outcome = sandbox.call(
       compiled.fn,
       kind,
       payload,
@@ -449,6 +449,7 @@ export class ExpressionEngine implements Evaluator {
       entry.names,
       this.#dnsTarget(context),
     );
+    // The memory never shrinks: its size after the call is the peak of the call.
     this.#track(sandbox);
     if (!outcome.ok) return this.#afterFailure(outcome.error, outcome.poisoned);
     if (sandbox.needsReplacement) this.#replaceSandbox(false);

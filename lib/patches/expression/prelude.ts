@@ -47,7 +47,7 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
  * - `frozenContext(contextJson, config)` parses, attaches the config copy and deep-freezes.
  * - `describe(error)` renders a thrown value without running its getters.
  * - `sourceOf(fn)` is the source text of a compiled expression's function.
- * - `json(x)` is `JSON.stringify(x)`: a string's exact text in characters the host reads whole.
+ * - `json(x)` is `JSON.stringify(x)` with U+FFFD escaped too: text the host reads whole.
  */
 export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed, maxResultLength) {
   'use strict';
@@ -469,7 +469,8 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   const functionText = FunctionProto.toString;
   const sourceOf = (fn) => functionText.call(fn);
 
-  const json = (x) => stringify(x);
+  // U+FFFD escaped too: the host reads text with U+FFFD in it only this way.
+  const json = (x) => stringify(x).replaceAll('\\ufffd', '\\\\ufffd');
 
   return freeze({ run, frozenJson, frozenContext, describe, sourceOf, json });
 })`;

@@ -259,11 +259,11 @@ export class Sandbox {
         r.error.dispose();
         return { ok: false, error, poisoned: false };
       }
-      let out: string;
+      let out: string | undefined;
       try {
         out = direct.getString(r.value);
-        // A lone surrogate reads as U+FFFD: such text is read again as JSON, which escapes it.
-        if (out.includes('\uFFFD')) {
+        // Text that may hold a lone surrogate is read again as JSON, which escapes it.
+        if (out === undefined) {
           const exact = direct.call(this.#json.value, undefinedValue, [r.value]);
           if (exact.error) {
             const error = this.#classify(exact.error, 'run', names);
@@ -271,7 +271,8 @@ export class Sandbox {
             return { ok: false, error, poisoned: false };
           }
           try {
-            out = JSON.parse(direct.getString(exact.value)) as string;
+            // That JSON text has neither lone surrogates nor U+FFFD: it reads back whole.
+            out = JSON.parse(direct.getString(exact.value)!) as string;
           } finally {
             direct.free(exact.value);
           }
