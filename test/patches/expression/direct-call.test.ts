@@ -61,8 +61,9 @@ const text = (maxLength: number) =>
 describe('DirectCall', () => {
   it('carries strings both ways as the library does (property)', () => {
     fc.assert(
-      fc.property(text(200), text(40), (a, b) => {
-        expect(roundTrip(a, b)).toBe(a + b);
+      fc.property(text(200), fc.oneof(text(40), fc.constant('\ufffd')), (a, b) => {
+        // Text with U+FFFD is not returned (see the next test).
+        expect(roundTrip(a, b)).toBe((a + b).includes('\ufffd') ? undefined : a + b);
         // The library's own path gives the same text for the same input.
         const handle = vm.newString(a);
         try {
