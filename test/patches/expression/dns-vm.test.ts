@@ -137,6 +137,32 @@ describe('sandbox virtualToHostDNS', () => {
     expect(hostCalls).toBe(before);
   });
 
+  it('leaves every malformed name to the host, which refuses it', () => {
+    const t = { name: 'vc', namespace: 'vc-ns', domain: 'cluster.local' };
+    const x64 = 'x'.repeat(64);
+    for (const name of [
+      'a.b.svc..x',
+      'a.b.svc.x..',
+      'a..svc',
+      '.b.svc',
+      'a.b.svc.-x',
+      'a.b.svc.x-',
+      'a.b.svc.x_y',
+      'A.b.svc',
+      'a.b.SVC',
+      'a.b',
+      'a-.b.svc',
+      `a.b.svc.${x64}`,
+      `${x64}.b.svc`,
+      `a.${x64}.svc`,
+    ]) {
+      const before = hostCalls;
+      expect(reference(name, t)).toEqual({ ok: false });
+      expect(inSandbox(name, t)).toEqual({ ok: false });
+      expect(hostCalls - before).toBe(1);
+    }
+  });
+
   it('leaves everything to the host when a call brings no virtual cluster', () => {
     const t = { name: 'vc', namespace: 'vc-ns', domain: 'cluster.local' };
     expect(inSandbox('db.prod.svc', t).ok).toBe(true);
