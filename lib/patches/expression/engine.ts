@@ -163,11 +163,6 @@ export class ExpressionEngine implements Evaluator {
   #current: ExpressionContext | undefined;
   #keysOf: { namespace: string; name: string } = { namespace: '', name: '' };
   readonly #keys = new Map<string, string>();
-  /** What the last {@link #dnsTarget} was made from, and its text. */
-  #dnsName = '';
-  #dnsNamespace = '';
-  #dnsConfig: unknown;
-  #dnsText = '';
   #disposed = false;
   readonly #stats = {
     evaluations: 0,
@@ -447,34 +442,12 @@ export class ExpressionEngine implements Evaluator {
       config === undefined || 'ok' in config ? undefined : config,
       plan?.configSignature,
       entry.names,
-      this.#dnsTarget(context),
     );
     // The memory never shrinks: its size after the call is the peak of the call.
     this.#track(sandbox);
     if (!outcome.ok) return this.#afterFailure(outcome.error, outcome.poisoned);
     if (sandbox.needsReplacement) this.#replaceSandbox(false);
     return { ok: true, value: outcome.value as JsonValue | undefined, evaluator: 'sandbox' };
-  }
-
-  /**
-   * What the sandbox's own `virtualToHostDNS` needs of the context's virtual cluster, as JSON
-   * text: `[name, host namespace, cluster domain]`, as {@link translateDns} reads them. The
-   * text of the last virtual cluster is kept (one object's evaluations share it).
-   */
-  #dnsTarget(context: ExpressionContext): string {
-    const vc = context.virtualcluster;
-    if (
-      this.#dnsText === '' ||
-      vc.name !== this.#dnsName ||
-      vc.namespace !== this.#dnsNamespace ||
-      vc.config !== this.#dnsConfig
-    ) {
-      this.#dnsName = vc.name;
-      this.#dnsNamespace = vc.namespace;
-      this.#dnsConfig = vc.config;
-      this.#dnsText = JSON.stringify([vc.name, vc.namespace, clusterDomain(vc.config)]);
-    }
-    return this.#dnsText;
   }
 
   /** Rebuilds what a failure may have damaged, then reports the failure. */

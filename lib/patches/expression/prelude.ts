@@ -4,37 +4,13 @@
  * one expression cannot change what the next one sees), and returns the host's entry points.
  * They stay in the closure, unreachable from expressions.
  */
-import {
-  DNS_LABEL,
-  DOMAIN_LABEL,
-  MAX_LABEL,
-  MAX_NAME_LENGTH,
-  VIRTUAL_SERVICE_DNS_FORM,
-} from '../../naming/index.ts';
-
-/** lib/naming's label pattern without its anchors, to build the pattern of a whole name. */
-const label = (pattern: RegExp) => pattern.source.replace(/^\^/, '').replace(/\$$/, '');
-
-/**
- * A relative `<name>.<namespace>.svc[.<cluster-domain>]` whose labels have lib/naming's forms (not
- * their lengths, which are checked after): what the sandbox's `virtualToHostDNS` translates itself.
- */
-const SERVICE_NAME = new RegExp(
-  `^${label(DNS_LABEL)}\\.${label(DNS_LABEL)}\\.svc(?:\\.${label(DOMAIN_LABEL)})*$`,
-);
+import { VIRTUAL_SERVICE_DNS_FORM } from '../../naming/index.ts';
 
 /** Result tags of `run`: the first character of the returned string. */
 export const TAG = { string: 's', json: 'j', remove: 'u', resultError: 'e' } as const;
 
 /** Kinds of the `value` argument of `run`. */
 export const VALUE_KIND = { unused: 0, string: 1, json: 2, undefined: 3 } as const;
-
-/**
- * Longest string the sandbox's `atob`/`btoa` handle without calling the host: past it the call
- * out (a flat ~27 us for an atob + btoa pair) costs less than QuickJS's loop (~0.6 us a character
- * for the pair; 34 us at 48 characters, 105 us for a btoa of 511).
- */
-export const IN_VM_BASE64_MAX = 32;
 
 /** Deepest result the sandbox returns; Kubernetes objects are far shallower. */
 export const MAX_RESULT_DEPTH = 100;
@@ -50,10 +26,9 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
  * A function expression taking `(hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed,
  * maxResultLength)` and returning
  * `{ run, frozenJson, frozenContext, describe, sourceOf, json }`:
- * - `run(fn, kind, payload, context, config, dns)` calls the compiled expression and returns a
+ * - `run(fn, kind, payload, context, config)` calls the compiled expression and returns a
  *   tagged string (see {@link TAG}); exceptions of the expression propagate. `context` is the
- *   context's JSON text or a context `frozenContext` made; `dns` the JSON text of
- *   `[virtual cluster name, host namespace, cluster domain]` for `virtualToHostDNS`.
+ *   context's JSON text or a context `frozenContext` made.
  * - `frozenJson(json)` parses and deep-freezes (cached config subtrees).
  * - `frozenContext(contextJson, config)` parses, attaches the config copy and deep-freezes.
  * - `describe(error)` renders a thrown value without running its getters.
@@ -78,130 +53,26 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   // The helpers convert their argument like the browser globals do (WebIDL DOMString: ToString,
   // which throws on symbols) before the host sees it, so the host only ever receives strings.
   ${DOM_STRING}
-  // Strings cross the host boundary as UTF-8 C strings, which cannot carry NUL or lone
-  // surrogates: such strings travel as JSON instead. 's' + raw text, or 'j' + JSON text.
-  const safe = (x) => x.indexOf('\\0') < 0 && x.isWellFormed();
-  const send = (x) => (safe(x) ? 's' + x : 'j' + stringify(x));
+  // Strings go to the host as text it reads whole, but for lone surrogates (U+FFFD there): a
+  // string with either goes as JSON text with both escaped. 's' + raw text, or 'j' + JSON text.
+  const json = (x) => stringify(x).replaceAll('\\ufffd', '\\\\ufffd');
+  const send = (x) => (x.isWellFormed() && x.indexOf('\\ufffd') < 0 ? 's' + x : 'j' + json(x));
   const receive = (t) => (t[0] === 's' ? t.slice(1) : parse(t.slice(1)));
   const receiveOr = (t) => (t === undefined ? undefined : receive(t));
-  // virtualToHostDNS of a well-formed name whose host name needs no digest, translated here by
-  // the host's rule (lib/naming): a call out to the host costs more than the work. Every other
-  // input, errors and digests included, goes to the host, whose answer is the reference.
-  // 'run' sets dnsText for each evaluation ('' or none: everything goes to the host).
-  let dnsText = '';
-  let dnsTextParsed = '';
-  let dnsTarget;
-  // One match for the whole name: a regular expression match costs QuickJS ~0.8 us, one per
-  // label did most of a translation's work.
-  const SERVICE_NAME = /${SERVICE_NAME.source}/;
-  const dnsHere = (fqdn) => {
-    if (typeof dnsText !== 'string' || dnsText === '') return undefined;
-    if (dnsText !== dnsTextParsed) {
-      const t = parse(dnsText);
-      const strings = isArray(t) && t.length === 3 && t.every((x) => typeof x === 'string');
-      dnsTarget = strings ? t : undefined;
-      dnsTextParsed = dnsText;
-    }
-    if (dnsTarget === undefined) return undefined;
-    const absolute = fqdn.endsWith('.');
-    const relative = absolute ? fqdn.slice(0, -1) : fqdn;
-    if (!SERVICE_NAME.test(relative)) return undefined;
-    const labels = relative.split('.');
-    for (let i = 0; i < labels.length; i++) if (labels[i].length > ${MAX_LABEL}) return undefined;
-    const name = labels[0];
-    const namespace = labels[1];
-    const host = name + '-x-' + namespace + '-x-' + dnsTarget[0];
-    if (host.length > ${MAX_NAME_LENGTH}) return undefined;
-    const domain = labels.length > 3 ? labels.slice(3).join('.') : dnsTarget[2];
-    return host + '.' + dnsTarget[1] + '.svc.' + domain + (absolute ? '.' : '');
-  };
-  // Short inputs are encoded and decoded here, as base64.ts does it: a call out to the host costs
-  // more than the work. Long ones go to the host, which builds long strings in linear time.
-  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  // Two base64 characters per 12 bits: half the steps of one table lookup per character.
-  const B64_PAIRS = [];
-  for (let i = 0; i < 4096; i++) B64_PAIRS[i] = B64[i >> 6] + B64[i & 63];
-  const B64_DECODE = [];
-  for (let i = 0; i < 128; i++) B64_DECODE[i] = -1;
-  for (let i = 0; i < 64; i++) B64_DECODE[B64.charCodeAt(i)] = i;
-  const IN_VM_BASE64 = ${IN_VM_BASE64_MAX};
-  const sextet = (s, i) => {
-    const c = s.charCodeAt(i);
-    return c < 128 ? B64_DECODE[c] : -1;
-  };
-  // undefined when a character is outside Latin-1 (the caller throws).
-  const encode64 = (s) => {
-    const n = s.length;
-    let out = '';
-    let i = 0;
-    for (; i + 2 < n; i += 3) {
-      const c0 = s.charCodeAt(i);
-      const c1 = s.charCodeAt(i + 1);
-      const c2 = s.charCodeAt(i + 2);
-      if ((c0 | c1 | c2) > 255) return undefined;
-      const b = (c0 << 16) | (c1 << 8) | c2;
-      out += B64_PAIRS[b >> 12] + B64_PAIRS[b & 4095];
-    }
-    if (n - i === 1) {
-      const c0 = s.charCodeAt(i);
-      if (c0 > 255) return undefined;
-      out += B64_PAIRS[c0 << 4] + '==';
-    } else if (n - i === 2) {
-      const c0 = s.charCodeAt(i);
-      const c1 = s.charCodeAt(i + 1);
-      if ((c0 | c1) > 255) return undefined;
-      const b = (c0 << 16) | (c1 << 8);
-      out += B64_PAIRS[b >> 12] + B64[(b >> 6) & 63] + '=';
-    }
-    return out;
-  };
-  // undefined when the input is not base64 (the caller throws). Leftover bits are dropped.
-  const decode64 = (data) => {
-    let s = /[\\t\\n\\f\\r ]/.test(data) ? data.replace(/[\\t\\n\\f\\r ]/g, '') : data;
-    if (s.length % 4 === 0) {
-      if (s.endsWith('==')) s = s.slice(0, -2);
-      else if (s.endsWith('=')) s = s.slice(0, -1);
-    }
-    const rest = s.length % 4;
-    if (rest === 1) return undefined;
-    const whole = s.length - rest;
-    let out = '';
-    for (let i = 0; i < whole; i += 4) {
-      const a = sextet(s, i);
-      const b = sextet(s, i + 1);
-      const c = sextet(s, i + 2);
-      const d = sextet(s, i + 3);
-      if ((a | b | c | d) < 0) return undefined;
-      const n = (a << 18) | (b << 12) | (c << 6) | d;
-      out += String.fromCharCode(n >> 16, (n >> 8) & 255, n & 255);
-    }
-    if (rest === 2) {
-      const a = sextet(s, whole);
-      const b = sextet(s, whole + 1);
-      if ((a | b) < 0) return undefined;
-      out += String.fromCharCode((((a << 6) | b) >> 4) & 255);
-    } else if (rest === 3) {
-      const a = sextet(s, whole);
-      const b = sextet(s, whole + 1);
-      const c = sextet(s, whole + 2);
-      if ((a | b | c) < 0) return undefined;
-      const n = (a << 12) | (b << 6) | c;
-      out += String.fromCharCode((n >> 10) & 255, (n >> 2) & 255);
-    }
-    return out;
-  };
+  // The helpers' work is the host's (Node's atob and btoa, lib/naming), which is the reference:
+  // a call out costs about as much as the shortest input's work would in QuickJS.
   const helpers = {
     atob: function atob(data) {
       if (arguments.length < 1) throw new TypeError('atob: 1 argument required, but only 0 present');
       const s = domString(data);
-      const r = s.length <= IN_VM_BASE64 ? decode64(s) : receiveOr(hostAtob(send(s)));
+      const r = receiveOr(hostAtob(send(s)));
       if (r === undefined) throw new InvalidCharacterError('atob: the string to be decoded is not correctly encoded base64 (only A-Z a-z 0-9 + / and up to two trailing "=" are allowed)');
       return r;
     },
     btoa: function btoa(data) {
       if (arguments.length < 1) throw new TypeError('btoa: 1 argument required, but only 0 present');
       const s = domString(data);
-      const r = s.length <= IN_VM_BASE64 ? encode64(s) : receiveOr(hostBtoa(send(s)));
+      const r = receiveOr(hostBtoa(send(s)));
       // No index: where the first such character is says something about the data.
       if (r === undefined) throw new InvalidCharacterError('btoa: the string to be encoded contains a character outside of the Latin1 range; encode text to UTF-8 bytes first');
       return r;
@@ -210,8 +81,6 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
       if (typeof fqdn !== 'string') {
         throw new NamingError('virtualToHostDNS expects a string of the form ${VIRTUAL_SERVICE_DNS_FORM}, got ' + (fqdn === null ? 'null' : typeof fqdn));
       }
-      const here = dnsHere(fqdn);
-      if (here !== undefined) return here;
       const r = hostDns(send(fqdn));
       if (r === undefined) throw new NamingError(hostDnsError());
       return receive(r);
@@ -415,9 +284,8 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
 
   // 'context' is JSON text to parse, or (isFrozen) a context frozenContext made earlier: frozen
   // data equal to what the text would give, which no evaluation can change or keep.
-  const run = function (fn, kind, payload, context, config, dns) {
+  const run = function (fn, kind, payload, context, config) {
     seeded = false;
-    dnsText = dns;
     valueExists = kind === 1 || kind === 2;
     let value;
     if (kind === 1) value = payload;
@@ -431,14 +299,14 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
       // U+FFFD there, and text with U+FFFD is read again through 'json').
       return 's' + r;
     }
-    let json;
+    let text;
     try {
-      json = stringify(toData(r, 0, new Set()));
+      text = stringify(toData(r, 0, new Set()));
     } catch (e) {
       if (e instanceof ResultError) return 'e' + e.message;
       throw e;
     }
-    return json.length > maxResultLength ? tooLong(json.length) : 'j' + json;
+    return text.length > maxResultLength ? tooLong(text.length) : 'j' + text;
   };
 
   // Reads name and message without running user getters, walking a bounded prototype chain.
@@ -477,9 +345,6 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
 
   const functionText = FunctionProto.toString;
   const sourceOf = (fn) => functionText.call(fn);
-
-  // U+FFFD escaped too: the host reads text with U+FFFD in it only this way.
-  const json = (x) => stringify(x).replaceAll('\\ufffd', '\\\\ufffd');
 
   return freeze({ run, frozenJson, frozenContext, describe, sourceOf, json });
 })`;

@@ -70,9 +70,6 @@ export class Sandbox {
   readonly #compiled: Lru<string, QuickJSHandle>;
   #configIdentity: unknown;
   readonly #configs = new Map<string, QuickJSHandle>();
-  /** The `dns` text of the last call and its QuickJS string (0: none yet), kept for the next. */
-  #dns = '';
-  #dnsString = 0;
   #deadline = Number.POSITIVE_INFINITY;
   #tainted = false;
   #dnsError = '';
@@ -101,29 +98,28 @@ export class Sandbox {
       if (h.alive) h.dispose();
     });
 
+    // The helpers' host side: the prelude passes one string (see its send) and reads back text.
+    const direct = this.#direct;
     const fns = [
-      vm.newFunction('hostAtob', (h) => {
-        const r = host.atob(receive(vm.getString(h)));
-        return r === undefined ? vm.undefined : vm.newString(send(r));
+      direct.textFunction('hostAtob', (text = '') => {
+        const r = host.atob(receive(text));
+        return r === undefined ? undefined : send(r);
       }),
-      vm.newFunction('hostBtoa', (h) => {
-        const r = host.btoa(receive(vm.getString(h)));
-        return r === undefined ? vm.undefined : vm.newString(send(r));
+      direct.textFunction('hostBtoa', (text = '') => {
+        const r = host.btoa(receive(text));
+        return r === undefined ? undefined : send(r);
       }),
-      vm.newFunction('hostDns', (h) => {
+      direct.textFunction('hostDns', (text = '') => {
         try {
-          return vm.newString(send(host.dns(receive(vm.getString(h)))));
+          return send(host.dns(receive(text)));
         } catch (err) {
           // The naming rules' message quotes the name: only the reason goes in.
           this.#dnsError = dnsFailure(err instanceof Error ? err.message : '');
-          return vm.undefined;
+          return undefined;
         }
       }),
-      vm.newFunction('hostDnsError', () => vm.newString(this.#dnsError)),
-      vm.newFunction('hostSeed', () => {
-        const seed = randomFillSync(new Uint32Array(4));
-        return vm.newString(seed.join(' '));
-      }),
+      direct.textFunction('hostDnsError', () => this.#dnsError),
+      direct.textFunction('hostSeed', () => randomFillSync(new Uint32Array(4)).join(' ')),
       vm.newNumber(limits.maxResultLength),
     ];
     this.#deadline = performance.now() + 5000;
@@ -217,8 +213,7 @@ export class Sandbox {
    * Calls a compiled expression. `payload` is the value (kind 1: string, 2: JSON text);
    * `contextJson` the pruned context; `config` a cached frozen config copy to attach, and
    * `configSignature` what identifies it (with the config object of the last {@link config});
-   * `names` the source's names and literals, which an error message may quote; `dns` the JSON
-   * text of `[virtual cluster name, host namespace, cluster domain]` for `virtualToHostDNS`.
+   * `names` the source's names and literals, which an error message may quote.
    */
   call(
     fn: QuickJSHandle,
@@ -228,7 +223,6 @@ export class Sandbox {
     config: QuickJSHandle | undefined,
     configSignature = '',
     names: ReadonlySet<string> = NO_NAMES,
-    dns = '',
   ): CallOutcome {
     const vm = this.#vm;
     const direct = this.#direct;
@@ -252,7 +246,6 @@ export class Sandbox {
         payloadValue || undefinedValue,
         cached?.value ?? (contextValue || undefinedValue),
         config?.value ?? undefinedValue,
-        this.#dnsValue(dns),
       ]);
       if (r.error) {
         const error = this.#classify(r.error, 'run', names);
@@ -291,17 +284,6 @@ export class Sandbox {
         if (contextValue !== 0) direct.free(contextValue);
       } catch {}
     }
-  }
-
-  /** The QuickJS string of `dns`, made when it differs from the last call's. */
-  #dnsValue(dns: string): number {
-    if (this.#dnsString === 0 || dns !== this.#dns) {
-      const made = this.#direct.newString(dns);
-      if (this.#dnsString !== 0) this.#direct.free(this.#dnsString);
-      this.#dnsString = made;
-      this.#dns = dns;
-    }
-    return this.#dnsString;
   }
 
   /**
@@ -386,7 +368,6 @@ export class Sandbox {
       for (const h of this.#configs.values()) if (h.alive) h.dispose();
       this.#configs.clear();
       for (const h of this.#owned) if (h.alive) h.dispose();
-      if (this.#dnsString !== 0) this.#direct.free(this.#dnsString);
       this.#direct.dispose();
       this.#vm.dispose();
       this.#runtime.dispose();

@@ -184,6 +184,57 @@ describe('DirectCall', () => {
     expect(probe()).toEqual(first);
   });
 
+  it('runs text functions on the text of their argument, beside the library functions', () => {
+    const calls: (string | undefined)[] = [];
+    const upper = direct.textFunction('upper', (text) => {
+      calls.push(text);
+      // A result goes in as a C string: its NUL is swapped for a slash.
+      return text === undefined ? undefined : text.toUpperCase().replace('\u0000', '/');
+    });
+    const libraryOwn = vm.newFunction('twice', (h) => vm.newString(vm.getString(h).repeat(2)));
+    const probe = vm.unwrapResult(
+      vm.evalCode('(u, t) => [u("a\\u0000b\\u00e9"), u() === undefined, t("x"), u("ok")]'),
+    );
+    try {
+      const r = vm.unwrapResult(vm.callFunction(probe, vm.undefined, upper, libraryOwn));
+      expect(vm.dump(r)).toEqual(['A/B\u00c9', true, 'xx', 'OK']);
+      r.dispose();
+      expect(calls).toEqual(['a\u0000b\u00e9', undefined, 'ok']);
+    } finally {
+      probe.dispose();
+      upper.dispose();
+      libraryOwn.dispose();
+    }
+  });
+
+  it('makes the call throw when a text function throws or is passed text it cannot read', () => {
+    const echo = direct.textFunction('echo', (text) => text);
+    const thrower = direct.textFunction('thrower', () => {
+      throw new RangeError('host side');
+    });
+    const probe = vm.unwrapResult(vm.evalCode('(f, x) => [f(x), "after"]'));
+    const args = (f: QuickJSHandle, x: string) => [f.value, direct.newString(x)];
+    try {
+      // U+FFFD cannot be told from a lone surrogate: the text is not handed over.
+      const fffd = args(echo, '\ufffd');
+      expect(() => direct.call(probe.value, vm.undefined.value, fffd)).toThrow(/cannot read/);
+      const thrown = args(thrower, 'x');
+      expect(() => direct.call(probe.value, vm.undefined.value, thrown)).toThrow(RangeError);
+      // The next call starts clean.
+      const fine = args(echo, 'fine');
+      const r = direct.call(probe.value, vm.undefined.value, fine);
+      expect(r.error).toBeUndefined();
+      const result = instance.native.handle(r.value!, (v) => direct.free(v), vm.runtime);
+      expect(vm.dump(result)).toEqual(['fine', 'after']);
+      result.dispose();
+      for (const a of [fffd, thrown, fine]) direct.free(a[1]!);
+    } finally {
+      probe.dispose();
+      echo.dispose();
+      thrower.dispose();
+    }
+  });
+
   it('refuses more arguments than its array holds', () => {
     expect(() => direct.call(echo.value, vm.undefined.value, new Array(9).fill(0))).toThrow(
       /at most 8 arguments/,
