@@ -336,14 +336,14 @@ export class ExpressionEngine implements Evaluator {
     context: ExpressionContext,
   ): number {
     const limit = this.#nativeLimits.maxStringLength;
-    let size = 0;
-    if (entry.use.value) {
+    let size = entry.plan === undefined ? 0 : contextSizeBound(context, entry.plan, limit);
+    if (entry.use.value && size <= limit) {
       if (typeof value === 'string') {
-        size = crossesBoundary(value) ? value.length : 6 * value.length + 2;
-      } else size = jsonBound(value, limit);
-    }
-    if (entry.plan !== undefined && size <= limit) {
-      size += contextSizeBound(context, entry.plan, limit - size);
+        // JSON text takes at most 6 characters a character and two quotes: the scan for the
+        // characters that need it (raw text is sent otherwise) matters only near the limit.
+        const loose = 6 * value.length + 2;
+        size += size + loose <= limit || !crossesBoundary(value) ? loose : value.length;
+      } else size += jsonBound(value, limit - size);
     }
     return size;
   }
