@@ -72,6 +72,8 @@ export class DirectCall {
   #words: Uint32Array = new Uint32Array(0);
   /** The implementations of the functions {@link textFunction} made. */
   readonly #textFunctions = new Set<TextFunction>();
+  /** Puts the library's host-call callback back (see #routeTextFunctions). */
+  #unroute: (() => void) | undefined;
   /** What the first text function that threw during the current {@link call} threw. */
   #hostFailure: { err: unknown } | undefined;
 
@@ -194,8 +196,10 @@ export class DirectCall {
     this.#fns.QTS_FreeValuePointer(this.#ctx, value);
   }
 
-  /** Frees the buffers. Call before the context is disposed; later calls fail. */
+  /** Frees the buffers and gives the host-call callback back. Call before the context is disposed; later calls fail. */
   dispose(): void {
+    this.#unroute?.();
+    this.#unroute = undefined;
     if (this.#argv !== 0) this.#native.free(this.#argv);
     if (this.#text !== 0) this.#native.free(this.#text);
     this.#argv = 0;
@@ -268,6 +272,9 @@ export class DirectCall {
       throw new Error('unexpected QuickJS build: a context has no host-call callback to route');
     }
     const fns = this.#fns;
+    this.#unroute = () => {
+      callbacks.callFunction = library;
+    };
     callbacks.callFunction = (ctx, thisPtr, argc, argv, fnId) => {
       const fn = vm.getFunction!(fnId) as TextFunction;
       if (ctx !== this.#ctx || !this.#textFunctions.has(fn)) {
@@ -296,9 +303,17 @@ export class DirectCall {
     return ptr;
   }
 
-  /** A value pointer from a C function that returns NULL when QuickJS is out of memory. */
-  #checked(value: number): number {
-    if (value === 0) throw new Error('QuickJS out of memory: a string could not be made');
-    return value;
+  /**
+   * The box QTS_NewString returned, checked. When QuickJS cannot make the string it returns a
+   * box holding an exception (a box of NULL only when even the box could not be allocated):
+   * passed on, that would reach an expression as its value.
+   */
+  #checked(box: number): number {
+    if (box === 0) throw new Error('QuickJS out of memory: a string could not be made');
+    const exception = this.#fns.QTS_ResolveException(this.#ctx, box);
+    if (exception === 0) return box;
+    this.#fns.QTS_FreeValuePointer(this.#ctx, exception);
+    this.#fns.QTS_FreeValuePointer(this.#ctx, box);
+    throw new Error('QuickJS out of memory: a string could not be made');
   }
 }

@@ -160,6 +160,8 @@ export class ExpressionEngine implements Evaluator {
   /** Makes QuickJS instances; `undefined` for a native-only engine. */
   readonly #loader: QuickJSLoader | undefined;
   #sandbox: Sandbox | undefined;
+  /** Evaluations the current sandbox has started. */
+  #sandboxUses = 0;
   #current: ExpressionContext | undefined;
   #keysOf: { namespace: string; name: string } = { namespace: '', name: '' };
   readonly #keys = new Map<string, string>();
@@ -401,6 +403,7 @@ export class ExpressionEngine implements Evaluator {
     entry: Extract<Entry, { ok: true }>,
     input: Marshalled,
     context: ExpressionContext,
+    retried = false,
   ): EvalResult {
     if (this.#loader === undefined) {
       this.#stats.declined++;
@@ -421,10 +424,21 @@ export class ExpressionEngine implements Evaluator {
     }
     this.#stats.sandbox++;
     const { kind, payload, ctxJson } = input;
+    const shared = this.#sandboxUses++ > 0;
+    const failed = (error: ExpressionError, poisoned: boolean): EvalResult => {
+      // Memory an earlier evaluation (perhaps another tenant's) left taken, such as garbage in
+      // cycles QuickJS has not collected yet, must not fail this one: once more, on a fresh
+      // instance, where only this evaluation's own needs count.
+      if (error.code === 'memory' && shared && !retried) {
+        this.#replaceSandbox(true);
+        return this.#inSandbox(key, source, entry, input, context, true);
+      }
+      return this.#afterFailure(error, poisoned);
+    };
 
     this.#current = context;
     const compiled = sandbox.compile(source, key);
-    if (!compiled.ok) return this.#afterFailure(compiled.error, compiled.poisoned);
+    if (!compiled.ok) return failed(compiled.error, compiled.poisoned);
 
     let config: ReturnType<Sandbox['config']> | undefined;
     const plan = entry.plan;
@@ -432,7 +446,7 @@ export class ExpressionEngine implements Evaluator {
       config = sandbox.config(context.virtualcluster.config, plan.configSignature, () =>
         configJson(context, plan),
       );
-      if ('ok' in config && !config.ok) return this.#afterFailure(config.error, config.poisoned);
+      if ('ok' in config && !config.ok) return failed(config.error, config.poisoned);
     }
     const outcome = sandbox.call(
       compiled.fn,
@@ -445,17 +459,21 @@ export class ExpressionEngine implements Evaluator {
     );
     // The memory never shrinks: its size after the call is the peak of the call.
     this.#track(sandbox);
-    if (!outcome.ok) return this.#afterFailure(outcome.error, outcome.poisoned);
-    if (sandbox.needsReplacement) this.#replaceSandbox(false);
+    if (!outcome.ok) return failed(outcome.error, outcome.poisoned);
+    // An instance left near its memory cap (its memory never shrinks) is not handed to the next
+    // evaluation, which may be another tenant's.
+    if (sandbox.nearMemoryCap) this.#replaceSandbox(true);
+    else if (sandbox.needsReplacement) this.#replaceSandbox(false);
     return { ok: true, value: outcome.value as JsonValue | undefined, evaluator: 'sandbox' };
   }
 
   /** Rebuilds what a failure may have damaged, then reports the failure. */
   #afterFailure(error: ExpressionError, poisoned: boolean): EvalResult {
-    // The WebAssembly memory never shrinks: after a memory failure a fresh instance gives the
-    // memory back.
-    if (poisoned || error.code === 'memory') this.#replaceSandbox(true);
-    else if (this.#sandbox?.needsReplacement) this.#replaceSandbox(false);
+    // The WebAssembly memory never shrinks: after a memory failure, or any failure that left the
+    // instance near its cap, a fresh instance gives the memory back.
+    if (poisoned || error.code === 'memory' || this.#sandbox?.nearMemoryCap) {
+      this.#replaceSandbox(true);
+    } else if (this.#sandbox?.needsReplacement) this.#replaceSandbox(false);
     return this.#fail(error);
   }
 
@@ -466,6 +484,7 @@ export class ExpressionEngine implements Evaluator {
    */
   #replaceSandbox(newInstance: boolean): void {
     this.#stats.rebuilds++;
+    this.#sandboxUses = 0;
     const old = this.#sandbox;
     this.#sandbox = undefined;
     if (!newInstance && old !== undefined) {

@@ -340,7 +340,7 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
         d.column = +at[2];
       }
     } else if (typeof e === 'string') d.string = clip(e);
-    return stringify(d);
+    return json(d);
   };
 
   const functionText = FunctionProto.toString;

@@ -110,6 +110,7 @@ export class Sandbox {
         return r === undefined ? undefined : send(r);
       }),
       direct.textFunction('hostDns', (text = '') => {
+        this.#dnsError = '';
         try {
           return send(host.dns(receive(text)));
         } catch (err) {
@@ -405,7 +406,7 @@ export class Sandbox {
     if (
       text === 'InternalError: out of memory' ||
       text === 'InternalError: string too long' ||
-      (text === 'null' && this.#nearMemoryCap())
+      (text === 'null' && this.nearMemoryCap)
     ) {
       return {
         code: 'memory',
@@ -435,14 +436,20 @@ export class Sandbox {
     const interrupted = this.#interrupted;
     this.#deadline = performance.now() + Math.min(10, this.#limits.timeoutMs);
     try {
-      const r = vm.callFunction(this.#describe, vm.undefined, errorHandle);
+      // A direct call: a helper a Proxy trap calls on the way fails it at the host level, as in
+      // the evaluation's own call (the library's call would answer `undefined` instead).
+      const direct = this.#direct;
+      const r = direct.call(this.#describe.value, vm.undefined.value, [errorHandle.value]);
       if (r.error) {
         r.error.dispose();
         return { type: 'value that could not be described' };
       }
-      const s = vm.getString(r.value);
-      r.value.dispose();
-      return JSON.parse(s) as Thrown;
+      try {
+        // JSON text from the prelude's `json`: no lone surrogate, no U+FFFD, so it reads whole.
+        return JSON.parse(direct.getString(r.value)!) as Thrown;
+      } finally {
+        direct.free(r.value);
+      }
     } finally {
       this.#interrupted = interrupted;
       this.#deadline = Number.POSITIVE_INFINITY;
@@ -462,7 +469,8 @@ export class Sandbox {
     return text;
   }
 
-  #nearMemoryCap(): boolean {
+  /** Whether the instance's memory has grown to near its cap (it never shrinks). */
+  get nearMemoryCap(): boolean {
     return this.memoryBytes >= this.instance.memoryBytes * 0.9;
   }
 }

@@ -1,0 +1,64 @@
+/**
+ * The sandbox's calls out to the host (its helpers' work) skip quickjs-emscripten's callback
+ * machinery, whose catch-all would log a host error and answer `undefined`: a helper that fails
+ * on the host must fail the evaluation at the host level (the instance is then replaced),
+ * wherever the expression's code runs, in its own call or while its thrown value is described.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadQuickJS } from '../../../lib/patches/expression/instance.ts';
+import { Sandbox } from '../../../lib/patches/expression/sandbox.ts';
+
+let sandbox: Sandbox;
+beforeEach(async () => {
+  const loader = await loadQuickJS(32 * 1024 * 1024);
+  sandbox = new Sandbox(
+    loader.create(),
+    {
+      timeoutMs: 500,
+      memoryBytes: 32 * 1024 * 1024,
+      stackBytes: 256 * 1024,
+      maxResultLength: 4096,
+      compiledCacheSize: 10,
+    },
+    {
+      atob: (s) => s,
+      btoa: () => {
+        throw new RangeError('the host broke');
+      },
+      dns: (fqdn) => fqdn,
+    },
+  );
+});
+afterEach(() => sandbox.dispose());
+
+function run(source: string) {
+  const compiled = sandbox.compile(source);
+  if (!compiled.ok) throw new Error(compiled.error.message);
+  return sandbox.call(compiled.fn, 1, 'x', undefined, undefined);
+}
+
+describe('a helper failing on the host', () => {
+  it('fails the evaluation at the host level, caught or not', () => {
+    for (const source of [
+      'btoa(value)',
+      '(() => { try { return btoa(value) } catch { return "caught" } })()',
+    ]) {
+      expect(run(source)).toMatchObject({ ok: false, poisoned: true, error: { code: 'internal' } });
+    }
+  });
+
+  it('fails it as well when called while the thrown value is described', () => {
+    const source = `(() => { throw new Proxy({}, { getOwnPropertyDescriptor(t, k) {
+      let m; try { m = btoa("x") } catch (e) { m = "caught " + e.name }
+      return { value: String(m), configurable: true };
+    } }) })()`;
+    expect(run(source)).toMatchObject({ ok: false, poisoned: true, error: { code: 'internal' } });
+  });
+
+  it('leaves helpers that succeed on the host alone', () => {
+    expect(run('atob(value) + virtualToHostDNS("a.b.svc")')).toEqual({
+      ok: true,
+      value: 'xa.b.svc',
+    });
+  });
+});
