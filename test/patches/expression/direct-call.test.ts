@@ -150,7 +150,17 @@ describe('DirectCall', () => {
         h.dispose();
       }
     };
+    // Calls out to the host too: a text function called 5,000 times from QuickJS.
+    const echoText = direct.textFunction('echoText', (text) => `${text}!`);
+    const viaHost = vm.unwrapResult(
+      vm.evalCode(
+        '(f) => { let s = ""; for (let i = 0; i < 5000; i++) s = f("t" + i); return s; }',
+      ),
+    );
+    const callOut = () =>
+      vm.unwrapResult(vm.callFunction(viaHost, vm.undefined, echoText)).dispose();
     for (let i = 0; i < 100; i++) roundTrip(`warm ${i}`, 'x');
+    callOut();
     const before = usage();
     for (let i = 0; i < 5_000; i++) roundTrip(`call ${i} ${'y'.repeat(i % 300)}`, String(i));
     for (let i = 0; i < 200; i++) {
@@ -159,7 +169,10 @@ describe('DirectCall', () => {
       r.error?.dispose();
       direct.free(pa);
     }
+    callOut();
     const after = usage();
+    viaHost.dispose();
+    echoText.dispose();
     expect(after.malloc_count).toBe(before.malloc_count);
     expect(after.memory_used_size).toBe(before.memory_used_size);
   });

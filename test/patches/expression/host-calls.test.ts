@@ -55,6 +55,13 @@ describe('a helper failing on the host', () => {
     expect(run(source)).toMatchObject({ ok: false, poisoned: true, error: { code: 'internal' } });
   });
 
+  it('keeps the deadline: a loop of calls out times out', () => {
+    const started = performance.now();
+    const r = run('(() => { for (;;) atob(value) })()');
+    expect(r).toMatchObject({ ok: false, error: { code: 'timeout' } });
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
   it('leaves helpers that succeed on the host alone', () => {
     expect(run('atob(value) + virtualToHostDNS("a.b.svc")')).toEqual({
       ok: true,
