@@ -52,7 +52,7 @@ export interface QuickJSNative {
 
 /** Bytes from a QuickJS string's text back to its header word that holds the length (see `#end`). */
 const LENGTH_WORD = 12;
-/** Arguments one call may pass (the prelude's `run` takes six). */
+/** Arguments one call may pass (the prelude's `run` takes five). */
 const MAX_ARGS = 8;
 /** Bytes of the reused text buffer: strings up to a third of this (UTF-8, 3 bytes a unit) fit. */
 const TEXT_BYTES = 16 * 1024;
@@ -196,7 +196,10 @@ export class DirectCall {
     this.#fns.QTS_FreeValuePointer(this.#ctx, value);
   }
 
-  /** Frees the buffers and gives the host-call callback back. Call before the context is disposed; later calls fail. */
+  /**
+   * Frees the buffers and gives the host-call callback back. Call before the context is
+   * disposed; later calls fail.
+   */
   dispose(): void {
     this.#unroute?.();
     this.#unroute = undefined;
@@ -281,7 +284,9 @@ export class DirectCall {
         return library.call(callbacks, ctx, thisPtr, argc, argv, fnId);
       }
       // A throw would reach the library's catch-all, which logs it and returns `undefined` to
-      // the expression: it is kept for {@link call} to throw once QuickJS has returned.
+      // the expression: it is kept for {@link call} to throw once QuickJS has returned, and the
+      // host does no more work for that call.
+      if (this.#hostFailure !== undefined) return 0;
       try {
         let text: string | undefined;
         if (argc > 0) {

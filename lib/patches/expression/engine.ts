@@ -422,7 +422,7 @@ export class ExpressionEngine implements Evaluator {
         message: 'the expression sandbox could not be started; retry the sync',
       });
     }
-    this.#stats.sandbox++;
+    if (!retried) this.#stats.sandbox++;
     const { kind, payload, ctxJson } = input;
     const shared = this.#sandboxUses++ > 0;
     const failed = (error: ExpressionError, poisoned: boolean): EvalResult => {
