@@ -9,6 +9,7 @@
  * name), this module answers "ambiguous" instead of picking one: a name must never have two
  * images.
  */
+import { DNS_LABEL } from './virtual-to-host-dns.ts';
 
 /** vcluster's placeholder for the virtual cluster's name. */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: vcluster's placeholder is this literal text
@@ -20,7 +21,6 @@ export const WILDCARD = '*';
 /** Longest literal prefix of a pattern (vcluster's limit: leaves room for the matched part). */
 export const MAX_PATTERN_PREFIX = 32;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** A DNS label prefix: a label once something is appended (it may end in `-`). */
 const DNS_LABEL_PREFIX = /^[a-z0-9][-a-z0-9]*$/;
 
