@@ -186,6 +186,19 @@ function pipelineRun(env: PipelineEnv, ms: number): { n: number; cpuMs: number }
   return { n, cpuMs: cpuMs() - start };
 }
 
+/** The three evaluators the pipeline rates compare, by the names the figures are read under. */
+function pipelineEvaluators(
+  fastPath: Evaluator,
+  sandboxOnly: Evaluator,
+  v8: Evaluator,
+): (readonly [string, Evaluator])[] {
+  return [
+    ['sandbox + native fast path', fastPath],
+    ['sandbox only', sandboxOnly],
+    ['plain V8 (unsandboxed)', v8],
+  ];
+}
+
 /**
  * Objects per CPU second of each evaluator through the pipeline, measured in `rounds` rounds that
  * take the evaluators in turn, so that a change in the machine's speed (frequent on a shared
@@ -261,14 +274,7 @@ async function main(): Promise<void> {
   );
   console.log(`${'evaluator'.padEnd(30)}${'objects/s'.padStart(12)}${'us/object'.padStart(12)}`);
   const rates: Record<string, number> = {};
-  const measured = pipelineRates(
-    [
-      ['sandbox + native fast path', withNative],
-      ['sandbox only', sandboxOnly],
-      ['plain V8 (unsandboxed)', v8],
-    ],
-    3000,
-  );
+  const measured = pipelineRates(pipelineEvaluators(withNative, sandboxOnly, v8), 3000);
   for (const [name, r] of measured) {
     rates[name] = r.perSec;
     console.log(
@@ -297,14 +303,7 @@ async function pipelineOnly(): Promise<void> {
   const sandboxOnly = await createExpressionEngine({ nativeFastPath: false });
   const v8 = v8Evaluator();
   for (let round = 0; round < 3; round++) {
-    const measured = pipelineRates(
-      [
-        ['sandbox + native fast path', engine],
-        ['sandbox only', sandboxOnly],
-        ['plain V8 (unsandboxed)', v8],
-      ],
-      1500,
-    );
+    const measured = pipelineRates(pipelineEvaluators(engine, sandboxOnly, v8), 1500);
     for (const [name, r] of measured) {
       console.log(`${name.padEnd(30)}${Math.round(r.perSec).toString().padStart(12)} objects/s`);
     }

@@ -1,7 +1,9 @@
 /**
- * Shared fixtures of the expression tests: a realistic context, awkward strings.
+ * Shared fixtures of the expression tests: a realistic context, awkward strings, a sandbox.
  */
 import fc from 'fast-check';
+import { loadQuickJS } from '../../../lib/patches/expression/instance.ts';
+import { Sandbox, type SandboxHost } from '../../../lib/patches/expression/sandbox.ts';
 import type { ExpressionContext } from '../../../lib/patches/types.ts';
 
 /** A context like the pipeline builds for an Endpoints object. */
@@ -45,3 +47,19 @@ export const awkwardText = (maxLength: number) =>
     ),
     maxLength,
   });
+
+/** A sandbox of 32 MiB with `host` behind its helpers (the engine's own limits otherwise). */
+export async function testSandbox(host: SandboxHost, timeoutMs = 200): Promise<Sandbox> {
+  const loader = await loadQuickJS(32 * 1024 * 1024);
+  return new Sandbox(
+    loader.create(),
+    {
+      timeoutMs,
+      memoryBytes: 32 * 1024 * 1024,
+      stackBytes: 64 * 1024,
+      maxResultLength: 4096,
+      compiledCacheSize: 10,
+    },
+    host,
+  );
+}

@@ -5,21 +5,12 @@
  * wherever the expression's code runs, in its own call or while its thrown value is described.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadQuickJS } from '../../../lib/patches/expression/instance.ts';
-import { Sandbox } from '../../../lib/patches/expression/sandbox.ts';
+import type { Sandbox } from '../../../lib/patches/expression/sandbox.ts';
+import { testSandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
 beforeEach(async () => {
-  const loader = await loadQuickJS(32 * 1024 * 1024);
-  sandbox = new Sandbox(
-    loader.create(),
-    {
-      timeoutMs: 500,
-      memoryBytes: 32 * 1024 * 1024,
-      stackBytes: 256 * 1024,
-      maxResultLength: 4096,
-      compiledCacheSize: 10,
-    },
+  sandbox = await testSandbox(
     {
       atob: (s) => s,
       btoa: () => {
@@ -27,6 +18,7 @@ beforeEach(async () => {
       },
       dns: (fqdn) => fqdn,
     },
+    500,
   );
 });
 afterEach(() => sandbox.dispose());

@@ -4,23 +4,10 @@
  * accepted as an expression, and the context it may have changed is marked for replacement.
  */
 import { describe, expect, it } from 'vitest';
-import { loadQuickJS } from '../../../lib/patches/expression/instance.ts';
-import { Sandbox } from '../../../lib/patches/expression/sandbox.ts';
+import { testSandbox } from './helpers.ts';
 
-async function sandbox(): Promise<Sandbox> {
-  const loader = await loadQuickJS(32 * 1024 * 1024);
-  return new Sandbox(
-    loader.create(),
-    {
-      timeoutMs: 50,
-      memoryBytes: 32 * 1024 * 1024,
-      stackBytes: 64 * 1024,
-      maxResultLength: 1024,
-      compiledCacheSize: 10,
-    },
-    { atob: () => undefined, btoa: () => undefined, dns: () => '' },
-  );
-}
+const sandbox = () =>
+  testSandbox({ atob: () => undefined, btoa: () => undefined, dns: () => '' }, 50);
 
 describe('Sandbox.compile', () => {
   it('refuses a function whose text is not the whole wrapper and marks the context', async () => {

@@ -6,9 +6,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { virtualToHostDNS } from '../../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../../lib/patches/expression/engine.ts';
-import { loadQuickJS } from '../../../lib/patches/expression/instance.ts';
-import { Sandbox } from '../../../lib/patches/expression/sandbox.ts';
-import { sampleContext } from './helpers.ts';
+import type { Sandbox } from '../../../lib/patches/expression/sandbox.ts';
+import { sampleContext, testSandbox } from './helpers.ts';
 
 interface Target {
   name: string;
@@ -34,27 +33,16 @@ function reference(fqdn: string, t: Target): { ok: true; value: string } | { ok:
 }
 
 beforeAll(async () => {
-  const loader = await loadQuickJS(32 * 1024 * 1024);
-  sandbox = new Sandbox(
-    loader.create(),
-    {
-      timeoutMs: 200,
-      memoryBytes: 32 * 1024 * 1024,
-      stackBytes: 64 * 1024,
-      maxResultLength: 4096,
-      compiledCacheSize: 10,
+  sandbox = await testSandbox({
+    atob: () => undefined,
+    btoa: () => undefined,
+    dns: (fqdn) => {
+      hostCalls++;
+      const r = reference(fqdn, target);
+      if (!r.ok) throw new Error('virtualToHostDNS cannot translate its input: x; expected y');
+      return r.value;
     },
-    {
-      atob: () => undefined,
-      btoa: () => undefined,
-      dns: (fqdn) => {
-        hostCalls++;
-        const r = reference(fqdn, target);
-        if (!r.ok) throw new Error('virtualToHostDNS cannot translate its input: x; expected y');
-        return r.value;
-      },
-    },
-  );
+  });
 });
 afterAll(() => sandbox.dispose());
 
