@@ -2,7 +2,7 @@
  * Host-side names of synced objects in single-namespace mode (docs/paths-and-patches.md, "Host
  * names").
  */
-import { safeConcatName } from './safe-concat-name.ts';
+import { safeJoinedName } from './safe-concat-name.ts';
 import { sha256Base36 } from './sha256.ts';
 
 /** Length of the generated suffix of a short name. */
@@ -14,7 +14,7 @@ const SHORT_SUFFIX = 13;
  * @example hostName('my-svc', 'default', 'virtualcluster') // 'my-svc-x-default-x-virtualcluster'
  */
 export function hostName(name: string, namespace: string, virtualClusterName: string): string {
-  return safeConcatName(name, 'x', namespace, 'x', virtualClusterName);
+  return safeJoinedName(`${name}-x-${namespace}-x-${virtualClusterName}`);
 }
 
 /**

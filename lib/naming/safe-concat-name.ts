@@ -24,7 +24,14 @@ const DIGEST_DIGITS = 10;
  * @example safeConcatName('my-svc', 'x', 'default', 'x', 'vc') // 'my-svc-x-default-x-vc'
  */
 export function safeConcatName(...parts: string[]): string {
-  const joined = parts.join('-');
+  return safeJoinedName(parts.join('-'));
+}
+
+/**
+ * {@link safeConcatName} of parts the caller has already joined with `-`: for the names made for
+ * every object, where a template string costs a fraction of the rest-parameter array and join.
+ */
+export function safeJoinedName(joined: string): string {
   if (joined.length <= MAX_NAME_LENGTH) return joined;
   const shortened = `${joined.slice(0, KEPT_PREFIX)}-${sha256Hex(joined).slice(0, DIGEST_DIGITS)}`;
   return shortened.replaceAll('.-', '-');

@@ -66,6 +66,60 @@ describe('virtualToHostDNS', () => {
     expect(() => virtualToHostDNS(42 as unknown as string, opts)).toThrow(/got number/);
   });
 
+  it('reads its input as the split into labels of the form describes it (property)', () => {
+    // The form, read the obvious way: a model of what virtualToHostDNS must answer, which reads
+    // its input by position instead.
+    const model = (fqdn: string): string => {
+      const absolute = fqdn.endsWith('.');
+      const [name, namespace, svc, ...domain] = (absolute ? fqdn.slice(0, -1) : fqdn).split('.');
+      if (namespace === undefined || svc === undefined) return 'fewer than three';
+      const label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+      if (name!.length > 63 || !label.test(name!)) return 'service name';
+      if (namespace.length > 63 || !label.test(namespace)) return 'namespace';
+      if (svc !== 'svc') return 'third part';
+      if (domain.some((l) => l.length > 63 || !/^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/.test(l)))
+        return 'cluster domain';
+      const suffix = domain.length > 0 ? domain.join('.') : opts.clusterDomain;
+      return `${hostName(name!, namespace, opts.virtualClusterName)}.vc-host.svc.${suffix}${absolute ? '.' : ''}`;
+    };
+    const answer = (fqdn: string): string => {
+      try {
+        return virtualToHostDNS(fqdn, opts);
+      } catch (error) {
+        const why = (error as Error).message.match(
+          /fewer than three|service name|namespace \(|third part|cluster domain/,
+        )?.[0];
+        return why === 'namespace (' ? 'namespace' : (why ?? 'unknown error');
+      }
+    };
+    const part = fc.constantFrom(
+      'svc',
+      'svcs',
+      'sv',
+      'a',
+      'db',
+      'a-b',
+      '-a',
+      'A',
+      'x_y',
+      '',
+      'cluster',
+      'b'.repeat(64),
+    );
+    const dotted = fc
+      .tuple(fc.array(part, { maxLength: 6 }), fc.boolean())
+      .map(([parts, absolute]) => parts.join('.') + (absolute ? '.' : ''));
+    fc.assert(
+      fc.property(
+        fc.oneof(dotted, fc.string({ unit: fc.constantFrom('a', '.', 's', 'v', 'c', '-') })),
+        (fqdn) => {
+          expect(answer(fqdn)).toBe(model(fqdn));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
   it('only ever throws NamingError', () => {
     fc.assert(
       fc.property(fc.string(), (input) => {
