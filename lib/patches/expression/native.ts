@@ -135,26 +135,54 @@ function build(n: Node): Eval {
       const left = build(n['left'] as Node);
       const right = build(n['right'] as Node);
       const op = n['operator'];
-      if (op === '??')
-        return (env) => lift(left(env), (l) => (l === null || l === undefined ? right(env) : l));
-      if (op === '||') return (env) => lift(left(env), (l) => (truthy(l) ? l : right(env)));
-      return (env) => lift(left(env), (l) => (truthy(l) ? right(env) : l));
+      if (op === '??') {
+        return (env) => {
+          const l = left(env);
+          return stops(l) || (l !== null && l !== undefined) ? l : right(env);
+        };
+      }
+      if (op === '||') {
+        return (env) => {
+          const l = left(env);
+          return stops(l) || truthy(l) ? l : right(env);
+        };
+      }
+      return (env) => {
+        const l = left(env);
+        return stops(l) || !truthy(l) ? l : right(env);
+      };
     }
     case 'ConditionalExpression': {
       const test = build(n['test'] as Node);
       const yes = build(n['consequent'] as Node);
       const no = build(n['alternate'] as Node);
-      return (env) => lift(test(env), (t) => (truthy(t) ? yes(env) : no(env)));
+      return (env) => {
+        const t = test(env);
+        if (stops(t)) return t;
+        return truthy(t) ? yes(env) : no(env);
+      };
     }
     case 'UnaryExpression': {
       const arg = build(n['argument'] as Node);
       const op = n['operator'];
-      if (op === '!') return (env) => lift(arg(env), (a) => !truthy(a));
-      if (op === '-')
-        return (env) => lift(arg(env), (a) => (typeof a === 'number' ? -a : FALLBACK));
+      if (op === '!') {
+        return (env) => {
+          const a = arg(env);
+          return stops(a) ? a : !truthy(a);
+        };
+      }
+      if (op === '-') {
+        return (env) => {
+          const a = arg(env);
+          return stops(a) ? a : typeof a === 'number' ? -a : FALLBACK;
+        };
+      }
       if (op === 'typeof') {
-        return (env) =>
-          lift(arg(env), (a) => (a === null || typeof a === 'object' ? 'object' : typeof a));
+        return (env) => {
+          const a = arg(env);
+          if (stops(a)) return a;
+          return a === null || typeof a === 'object' ? 'object' : typeof a;
+        };
       }
       throw UNSUPPORTED;
     }
@@ -163,9 +191,13 @@ function build(n: Node): Eval {
   }
 }
 
-/** Applies `f` unless `x` is a sentinel, which propagates. */
-function lift(x: Out, f: (x: unknown) => Out): Out {
-  return x === FALLBACK || x === SHORT ? x : f(x);
+/**
+ * Whether `x` is a sentinel, which every operation passes on unchanged. Tested inline at each
+ * operation rather than through a callback: a closure made per operation was a fifth of a short
+ * evaluation.
+ */
+function stops(x: Out): x is typeof FALLBACK | typeof SHORT {
+  return x === FALLBACK || x === SHORT;
 }
 
 /** JSON truthiness (containers are objects, hence truthy). */
@@ -244,25 +276,35 @@ function buildMember(n: Node): Eval {
   const optional = n['optional'] === true;
   const isContext =
     (n['object'] as Node).type === 'Identifier' && (n['object'] as Node)['name'] === 'context';
+  // The sandbox's context has exactly these keys; anything else on the host object is not
+  // visible there.
+  const contextKey = CONTEXT_KEYS.has(key);
+  const virtualclusterKey = VIRTUALCLUSTER_KEYS.has(key);
+  const inherited = key in Object.prototype;
   return (env) => {
     const o = object(env);
     if (o === FALLBACK || o === SHORT) return o;
     if (o === null || o === undefined) return optional ? SHORT : FALLBACK;
     if (isContext) {
-      // The sandbox's context has exactly these keys; anything else on the host object is not
-      // visible there.
-      if (!CONTEXT_KEYS.has(key)) return FALLBACK;
+      if (!contextKey) return FALLBACK;
       if (key === 'virtualcluster' || key === 'vcluster')
         return o === env.context ? env.context.virtualcluster : FALLBACK;
-    } else if (o === env.context.virtualcluster && !VIRTUALCLUSTER_KEYS.has(key)) {
+    } else if (!virtualclusterKey && o === env.context.virtualcluster) {
       return FALLBACK;
     }
-    return get(env, o, key);
+    return get(env, o, key, inherited);
   };
 }
 
-/** `o[key]` for a JSON value `o`, or FALLBACK when that read could reach a prototype. */
-function get(env: Env, o: unknown, key: string): Out {
+/**
+ * `o[key]` for a JSON value `o`, or FALLBACK when that read could reach a prototype.
+ * `inherited`: whether `key` names a member of `Object.prototype` (known when the expression is
+ * compiled; the host's prototypes are not the tenants' to change). Any other key of a plain
+ * object is an own property or absent, so it is read directly: a property descriptor for every
+ * read was most of a context-reading evaluation. The context is JSON data; an own accessor
+ * (which JSON cannot make) would be read as `JSON.stringify` reads it for the sandbox.
+ */
+function get(env: Env, o: unknown, key: string, inherited: boolean): Out {
   if (typeof o === 'string') return key === 'length' ? o.length : FALLBACK;
   if (typeof o !== 'object' || o === null) return FALLBACK;
   if (Array.isArray(o)) {
@@ -275,10 +317,13 @@ function get(env: Env, o: unknown, key: string): Out {
   }
   const proto = Object.getPrototypeOf(o);
   if (proto !== Object.prototype && proto !== null) return FALLBACK;
+  if (!inherited) {
+    const v = (o as Record<string, unknown>)[key];
+    return v === undefined ? undefined : data(env, v);
+  }
+  // Only an own data property's value is what the sandbox reads.
   const d = Object.getOwnPropertyDescriptor(o, key);
-  if (d !== undefined && !('value' in d)) return FALLBACK;
-  if (d === undefined || d.value === undefined)
-    return key in Object.prototype ? FALLBACK : undefined;
+  if (d === undefined || !('value' in d) || d.value === undefined) return FALLBACK;
   return data(env, d.value);
 }
 
@@ -304,14 +349,16 @@ function buildCall(n: Node): Eval {
             ? (s: string, env: Env) => env.helpers.dns(s, env.context)
             : undefined;
     if (call === undefined) throw UNSUPPORTED;
-    return (env) =>
-      lift(arg(env), (s) => {
-        if (typeof s !== 'string' || !charge(env, s.length)) return FALLBACK;
-        // btoa makes 4 characters of 3: past the cap, the sandbox builds (and refuses) it.
-        if (name === 'btoa' && Math.ceil(s.length / 3) * 4 > env.maxStringLength) return FALLBACK;
-        const r = call(s, env);
-        return r === undefined ? FALLBACK : bounded(env, r);
-      });
+    const encodes = name === 'btoa';
+    return (env) => {
+      const s = arg(env);
+      if (stops(s)) return s;
+      if (typeof s !== 'string' || !charge(env, s.length)) return FALLBACK;
+      // btoa makes 4 characters of 3: past the cap, the sandbox builds (and refuses) it.
+      if (encodes && Math.ceil(s.length / 3) * 4 > env.maxStringLength) return FALLBACK;
+      const r = call(s, env);
+      return r === undefined ? FALLBACK : bounded(env, r);
+    };
   }
   if (callee.type !== 'MemberExpression' || callee['computed'] || callee['optional'])
     throw UNSUPPORTED;
@@ -320,32 +367,41 @@ function buildCall(n: Node): Eval {
   const target = build(callee['object'] as Node);
   if (method === 'slice') {
     if (args.length > 2) throw UNSUPPORTED;
-    return (env) =>
-      lift(target(env), (s) => {
-        if (typeof s !== 'string') return FALLBACK;
-        const a = args.map((f) => f(env));
-        if (a.some((x) => typeof x !== 'number')) return FALLBACK;
-        const r = s.slice(a[0] as number | undefined, a[1] as number | undefined);
-        return charge(env, r.length) ? r : FALLBACK;
-      });
+    const [from, to] = args;
+    return (env) => {
+      const s = target(env);
+      if (stops(s)) return s;
+      if (typeof s !== 'string') return FALLBACK;
+      const start = from === undefined ? undefined : from(env);
+      const end = to === undefined ? undefined : to(env);
+      if (
+        (from !== undefined && typeof start !== 'number') ||
+        (to !== undefined && typeof end !== 'number')
+      ) {
+        return FALLBACK;
+      }
+      const r = s.slice(start as number | undefined, end as number | undefined);
+      return charge(env, r.length) ? r : FALLBACK;
+    };
   }
   if (args.length !== 1) throw UNSUPPORTED;
   const arg = args[0]!;
-  return (env) =>
-    lift(target(env), (s) => {
-      if (typeof s !== 'string') return FALLBACK;
-      const x = arg(env);
-      if (typeof x !== 'string') return FALLBACK;
-      // startsWith and endsWith compare at one place; V8's substring search is quadratic at
-      // worst (a 1 MiB run of `x` searched for `x`*k + `y` + `x`*k takes 6.5 s at k = 10,000),
-      // so `includes` is charged its worst case, and a search that could take long meets the
-      // sandbox's deadline instead of holding the host.
-      const work = method === 'includes' ? s.length * Math.max(1, x.length) : x.length;
-      if (!charge(env, s.length + work)) return FALLBACK;
-      if (method === 'startsWith') return s.startsWith(x);
-      if (method === 'endsWith') return s.endsWith(x);
-      return s.includes(x);
-    });
+  return (env) => {
+    const s = target(env);
+    if (stops(s)) return s;
+    if (typeof s !== 'string') return FALLBACK;
+    const x = arg(env);
+    if (typeof x !== 'string') return FALLBACK;
+    // startsWith and endsWith compare at one place; V8's substring search is quadratic at
+    // worst (a 1 MiB run of `x` searched for `x`*k + `y` + `x`*k takes 6.5 s at k = 10,000),
+    // so `includes` is charged its worst case, and a search that could take long meets the
+    // sandbox's deadline instead of holding the host.
+    const work = method === 'includes' ? s.length * Math.max(1, x.length) : x.length;
+    if (!charge(env, s.length + work)) return FALLBACK;
+    if (method === 'startsWith') return s.startsWith(x);
+    if (method === 'endsWith') return s.endsWith(x);
+    return s.includes(x);
+  };
 }
 
 function buildBinary(n: Node): Eval {
@@ -353,27 +409,29 @@ function buildBinary(n: Node): Eval {
   const right = build(n['right'] as Node);
   const op = n['operator'];
   if (op === '+') {
-    return (env) =>
-      lift(left(env), (l) =>
-        lift(right(env), (r) =>
-          typeof l === 'string' &&
-          typeof r === 'string' &&
-          l.length + r.length <= env.maxStringLength
-            ? l + r
-            : FALLBACK,
-        ),
-      );
+    return (env) => {
+      const l = left(env);
+      if (stops(l)) return l;
+      const r = right(env);
+      if (stops(r)) return r;
+      return typeof l === 'string' &&
+        typeof r === 'string' &&
+        l.length + r.length <= env.maxStringLength
+        ? l + r
+        : FALLBACK;
+    };
   }
   if (op === '===' || op === '!==') {
     const same = op === '===';
-    return (env) =>
-      lift(left(env), (l) =>
-        lift(right(env), (r) => {
-          if ((typeof l === 'object' && l !== null) || (typeof r === 'object' && r !== null))
-            return FALLBACK;
-          return (l === r) === same;
-        }),
-      );
+    return (env) => {
+      const l = left(env);
+      if (stops(l)) return l;
+      const r = right(env);
+      if (stops(r)) return r;
+      if ((typeof l === 'object' && l !== null) || (typeof r === 'object' && r !== null))
+        return FALLBACK;
+      return (l === r) === same;
+    };
   }
   throw UNSUPPORTED;
 }
