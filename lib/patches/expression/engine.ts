@@ -185,8 +185,8 @@ export class ExpressionEngine implements Evaluator {
     this.#loader = loader;
     this.#entries = new Lru(options.cacheSize);
     this.#host = {
-      atob: (s) => tryOrUndefined(() => atob(s)),
-      btoa: (s) => tryOrUndefined(() => btoa(s)),
+      atob: atobOrUndefined,
+      btoa: btoaOrUndefined,
       dns: (fqdn) => {
         if (this.#current === undefined)
           throw new Error('virtualToHostDNS called outside an evaluation');
@@ -196,7 +196,7 @@ export class ExpressionEngine implements Evaluator {
     this.#nativeHelpers = {
       atob: this.#host.atob,
       btoa: this.#host.btoa,
-      dns: (fqdn, context) => tryOrUndefined(() => translateDns(fqdn, context)),
+      dns: dnsOrUndefined,
     };
     this.#nativeLimits = nativeLimits(options);
     // The first sandbox is made here, so that a broken build fails engine creation loudly.
@@ -570,12 +570,38 @@ function clusterDomain(config: unknown): string {
   return typeof domain === 'string' && domain !== '' ? domain : 'cluster.local';
 }
 
-function tryOrUndefined(f: () => string): string | undefined {
+/*
+ * The helpers for the host's side: `undefined` where the sandbox's helper would throw. One
+ * function each, without a callback: they run on every native evaluation that calls a helper.
+ */
+
+function atobOrUndefined(data: string): string | undefined {
   try {
-    return f();
+    return atob(data);
   } catch (err) {
-    if (err instanceof NamingError || (err as Error).name === 'InvalidCharacterError')
-      return undefined;
-    throw err;
+    return helperRefusal(err);
   }
+}
+
+function btoaOrUndefined(data: string): string | undefined {
+  try {
+    return btoa(data);
+  } catch (err) {
+    return helperRefusal(err);
+  }
+}
+
+function dnsOrUndefined(fqdn: string, context: ExpressionContext): string | undefined {
+  try {
+    return translateDns(fqdn, context);
+  } catch (err) {
+    return helperRefusal(err);
+  }
+}
+
+/** `undefined` for the errors the helpers throw on bad input; anything else is a host failure. */
+function helperRefusal(err: unknown): undefined {
+  if (err instanceof NamingError || (err as Error).name === 'InvalidCharacterError')
+    return undefined;
+  throw err;
 }
