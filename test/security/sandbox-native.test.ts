@@ -63,8 +63,9 @@ describe('limits on the native path', () => {
       'x'.repeat(5 * 1024 * KIB),
     ],
     ['value.slice(0) of 2 MiB', 'result', 'value.slice(0)', 'x'.repeat(2 * 1024 * KIB)],
-    ['btoa of 3 MiB', 'result', 'btoa(value)', 'x'.repeat(3 * 1024 * KIB)],
-    ['atob of 3 MiB', 'result', 'atob(value)', 'QUJD'.repeat(768 * KIB)],
+    // Past the helpers' input bound (test/security/helper-work.test.ts): a RangeError.
+    ['btoa of 3 MiB', 'runtime', 'btoa(value)', 'x'.repeat(3 * 1024 * KIB)],
+    ['atob of 3 MiB', 'runtime', 'atob(value)', 'QUJD'.repeat(768 * KIB)],
     ['a 1 MiB result plus one character', 'result', '"x" + value', 'x'.repeat(1024 * KIB)],
   ])('%s: the same %s failure as the sandbox, quickly', (_what, code, src, value) => {
     const r = agree(src, value);

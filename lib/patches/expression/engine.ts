@@ -525,6 +525,9 @@ export class ExpressionEngine implements Evaluator {
         memoryBytes: o.memoryBytes,
         stackBytes: o.stackBytes,
         maxResultLength: o.maxResultBytes,
+        // The native path's string bound: it never calls a helper past it either, so both paths
+        // agree, and a helper's work on the host stays within a few milliseconds.
+        maxHelperInputLength: this.#nativeLimits.maxStringLength,
         compiledCacheSize: o.cacheSize,
       },
       this.#host,

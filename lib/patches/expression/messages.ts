@@ -71,8 +71,11 @@ const TYPE_WORDS = new Set([
   'BigInt',
 ]);
 
-/** How a placeholder of a template is filled in: a source name, a type word, or never. */
-type Slot = 'name' | 'type' | 'never';
+/**
+ * How a placeholder of a template is filled in: a source name, a type word, a limit (digits, a
+ * number the engine's options set), or never.
+ */
+type Slot = 'name' | 'type' | 'limit' | 'never';
 
 /** QuickJS's and the prelude's messages with placeholders (`%s`, in order, with their slots). */
 const TEMPLATES: readonly [string, ...Slot[]][] = [
@@ -103,6 +106,13 @@ const TEMPLATES: readonly [string, ...Slot[]][] = [
   [
     'virtualToHostDNS expects a string of the form <name>.<namespace>.svc[.<cluster-domain>], got %s',
     'type',
+  ],
+  // The prelude's bound of the helpers' input (its length is not said: it describes data).
+  ['atob: the string is longer than the %s characters the expression helpers take', 'limit'],
+  ['btoa: the string is longer than the %s characters the expression helpers take', 'limit'],
+  [
+    'virtualToHostDNS: the string is longer than the %s characters the expression helpers take',
+    'limit',
   ],
 ];
 
@@ -166,7 +176,9 @@ export function safeMessage(message: string, names: ReadonlySet<string>): string
       const text = m[i + 1]!;
       const slot = t.slots[i];
       const shown =
-        (slot === 'name' && names.has(text)) || (slot === 'type' && TYPE_WORDS.has(text));
+        (slot === 'name' && names.has(text)) ||
+        (slot === 'type' && TYPE_WORDS.has(text)) ||
+        (slot === 'limit' && /^[0-9]{1,15}$/.test(text));
       out += (shown ? text : '…') + t.parts[i + 1]!;
     }
     return out;

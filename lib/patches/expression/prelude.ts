@@ -24,7 +24,7 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
 
 /**
  * A function expression taking `(hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed,
- * maxResultLength)` and returning
+ * maxResultLength, maxHelperInputLength)` and returning
  * `{ run, frozenJson, frozenContext, describe, sourceOf, json }`:
  * - `run(fn, kind, payload, context, config)` calls the compiled expression and returns a
  *   tagged string (see {@link TAG}); exceptions of the expression propagate. `context` is the
@@ -35,7 +35,7 @@ const DOM_STRING = 'const domString = (x) => `' + '$' + '{x}`;';
  * - `sourceOf(fn)` is the source text of a compiled expression's function.
  * - `json(x)` is `JSON.stringify(x)` with U+FFFD escaped too: text the host reads whole.
  */
-export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed, maxResultLength) {
+export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsError, hostSeed, maxResultLength, maxHelperInputLength) {
   'use strict';
   const { freeze, isFrozen, getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyDescriptors, defineProperty, keys } = Object;
   const { ownKeys } = Reflect;
@@ -60,18 +60,26 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
   const receive = (t) => (t[0] === 's' ? t.slice(1) : parse(t.slice(1)));
   const receiveOr = (t) => (t === undefined ? undefined : receive(t));
   // The helpers' work is the host's (Node's atob and btoa, lib/naming), which is the reference:
-  // a call out costs about as much as the shortest input's work would in QuickJS.
+  // a call out costs about as much as the shortest input's work would in QuickJS. No deadline
+  // interrupts the host's work, so each call's input is bounded: past the bound, a RangeError
+  // (an expression may catch it, as the browser's own errors) and no work on the host.
+  const bounded = (name, s) => {
+    if (s.length > maxHelperInputLength) {
+      throw new RangeError(name + ': the string is longer than the ' + maxHelperInputLength + ' characters the expression helpers take');
+    }
+    return s;
+  };
   const helpers = {
     atob: function atob(data) {
       if (arguments.length < 1) throw new TypeError('atob: 1 argument required, but only 0 present');
-      const s = domString(data);
+      const s = bounded('atob', domString(data));
       const r = receiveOr(hostAtob(send(s)));
       if (r === undefined) throw new InvalidCharacterError('atob: the string to be decoded is not correctly encoded base64 (only A-Z a-z 0-9 + / and up to two trailing "=" are allowed)');
       return r;
     },
     btoa: function btoa(data) {
       if (arguments.length < 1) throw new TypeError('btoa: 1 argument required, but only 0 present');
-      const s = domString(data);
+      const s = bounded('btoa', domString(data));
       const r = receiveOr(hostBtoa(send(s)));
       // No index: where the first such character is says something about the data.
       if (r === undefined) throw new InvalidCharacterError('btoa: the string to be encoded contains a character outside of the Latin1 range; encode text to UTF-8 bytes first');
@@ -81,7 +89,7 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
       if (typeof fqdn !== 'string') {
         throw new NamingError('virtualToHostDNS expects a string of the form ${VIRTUAL_SERVICE_DNS_FORM}, got ' + (fqdn === null ? 'null' : typeof fqdn));
       }
-      const r = hostDns(send(fqdn));
+      const r = hostDns(send(bounded('virtualToHostDNS', fqdn)));
       if (r === undefined) throw new NamingError(hostDnsError());
       return receive(r);
     },

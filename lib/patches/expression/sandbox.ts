@@ -22,6 +22,11 @@ export interface SandboxLimits {
   memoryBytes: number;
   stackBytes: number;
   maxResultLength: number;
+  /**
+   * Longest string a helper (`atob`, `btoa`, `virtualToHostDNS`) takes. Their work runs on the
+   * host, where the deadline cannot interrupt it; a longer input throws a RangeError in the VM.
+   */
+  maxHelperInputLength: number;
   compiledCacheSize: number;
 }
 
@@ -122,6 +127,7 @@ export class Sandbox {
       direct.textFunction('hostDnsError', () => this.#dnsError),
       direct.textFunction('hostSeed', () => randomFillSync(new Uint32Array(4)).join(' ')),
       vm.newNumber(limits.maxResultLength),
+      vm.newNumber(limits.maxHelperInputLength),
     ];
     this.#deadline = performance.now() + 5000;
     const factory = vm.unwrapResult(vm.evalCode(PRELUDE_SOURCE, 'prelude.js', { strict: true }));

@@ -48,6 +48,9 @@ export const awkwardText = (maxLength: number) =>
     maxLength,
   });
 
+/** The longest helper input a {@link testSandbox} takes. */
+export const TEST_HELPER_INPUT_LENGTH = 64 * 1024;
+
 /** A sandbox of 32 MiB with `host` behind its helpers (the engine's own limits otherwise). */
 export async function testSandbox(host: SandboxHost, timeoutMs = 200): Promise<Sandbox> {
   const loader = await loadQuickJS(32 * 1024 * 1024);
@@ -58,6 +61,7 @@ export async function testSandbox(host: SandboxHost, timeoutMs = 200): Promise<S
       memoryBytes: 32 * 1024 * 1024,
       stackBytes: 64 * 1024,
       maxResultLength: 4096,
+      maxHelperInputLength: TEST_HELPER_INPUT_LENGTH,
       compiledCacheSize: 10,
     },
     host,
