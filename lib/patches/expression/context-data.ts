@@ -13,12 +13,8 @@ const VIRTUALCLUSTER = new Set(['name', 'namespace', 'config']);
  * evaluation allocates nothing for the paths (regrouping them at every level was most of a
  * context-reading fast-path evaluation): `true` where a path ends, its whole subtree being read,
  * else the keys read there, in their first path's order (an array: walked without an iterator).
- * `inherited` tells whether the key names a member of `Object.prototype`, the one case where a
- * read of a plain object can find something that is not its own property.
  */
-export type PathTree =
-  | true
-  | readonly (readonly [key: string, read: PathTree, inherited: boolean])[];
+export type PathTree = true | readonly (readonly [key: string, read: PathTree])[];
 
 /** How to marshal `context` for one expression; computed once per expression. */
 export interface ContextPlan {
@@ -39,9 +35,7 @@ export function pathTree(paths: readonly (readonly string[])[]): PathTree {
     if (group === undefined) groups.set(head, [tail]);
     else group.push(tail);
   }
-  return [...groups].map(
-    ([key, tails]) => [key, pathTree(tails), key in Object.prototype] as const,
-  );
+  return [...groups].map(([key, tails]) => [key, pathTree(tails)] as const);
 }
 
 /** Splits the paths an expression reads into config paths and the rest. */
@@ -154,13 +148,9 @@ function prunedBound(data: unknown, tree: PathTree, limit: number): number {
   const obj = data as Record<string, unknown>;
   let size = 2;
   for (let i = 0; i < tree.length; i++) {
-    const [key, subtree, inherited] = tree[i]!;
-    // `data` is plain: a key no prototype has is its own or absent.
-    const value = obj[key];
-    if (value === undefined || (inherited && !Object.hasOwn(obj, key))) {
-      return jsonBound(data, limit);
-    }
-    size += stringBound(key) + 2 + prunedBound(value, subtree, limit - size);
+    const [key, subtree] = tree[i]!;
+    if (!Object.hasOwn(obj, key) || obj[key] === undefined) return jsonBound(data, limit);
+    size += stringBound(key) + 2 + prunedBound(obj[key], subtree, limit - size);
     if (size > limit) return Number.POSITIVE_INFINITY;
   }
   return size;

@@ -274,8 +274,6 @@ function buildMember(n: Node): Eval {
   const object = build(n['object'] as Node);
   const key = staticKey(n);
   const optional = n['optional'] === true;
-  const isContext =
-    (n['object'] as Node).type === 'Identifier' && (n['object'] as Node)['name'] === 'context';
   // The sandbox's context has exactly these keys; anything else on the host object is not
   // visible there.
   const contextKey = CONTEXT_KEYS.has(key);
@@ -285,12 +283,14 @@ function buildMember(n: Node): Eval {
     const o = object(env);
     if (o === FALLBACK || o === SHORT) return o;
     if (o === null || o === undefined) return optional ? SHORT : FALLBACK;
-    if (isContext) {
+    // Compared at run time: `(context).vcluster` reaches the context too.
+    if (o === env.context) {
       if (!contextKey) return FALLBACK;
-      if (key === 'virtualcluster' || key === 'vcluster')
-        return o === env.context ? env.context.virtualcluster : FALLBACK;
-    } else if (!virtualclusterKey && o === env.context.virtualcluster) {
-      return FALLBACK;
+      if (key === 'virtualcluster' || key === 'vcluster') return env.context.virtualcluster;
+    } else if (o === env.context.virtualcluster) {
+      if (!virtualclusterKey) return FALLBACK;
+      // The sandbox's copy of a missing configuration is null.
+      if (key === 'config' && env.context.virtualcluster.config === undefined) return null;
     }
     return get(env, o, key, inherited);
   };
@@ -298,11 +298,14 @@ function buildMember(n: Node): Eval {
 
 /**
  * `o[key]` for a JSON value `o`, or FALLBACK when that read could reach a prototype.
- * `inherited`: whether `key` names a member of `Object.prototype` (known when the expression is
- * compiled; the host's prototypes are not the tenants' to change). Any other key of a plain
- * object is an own property or absent, so it is read directly: a property descriptor for every
- * read was most of a context-reading evaluation. The context is JSON data; an own accessor
- * (which JSON cannot make) would be read as `JSON.stringify` reads it for the sandbox.
+ * `inherited`: whether `key` names a member of `Object.prototype` when the expression is
+ * compiled. Such a key takes a property descriptor (only an own enumerable data property
+ * counts); any other key is read directly, then checked to be the object's own, which also
+ * catches a key something on the host added to `Object.prototype` since: a descriptor for every
+ * read was most of a context-reading evaluation (and `propertyIsEnumerable`, a call into C++,
+ * cost as much). The context is JSON data, whose properties are all enumerable data properties;
+ * an accessor or a non-enumerable property (which neither JSON nor YAML makes) is read as an own
+ * property.
  */
 function get(env: Env, o: unknown, key: string, inherited: boolean): Out {
   if (typeof o === 'string') return key === 'length' ? o.length : FALLBACK;
@@ -319,11 +322,14 @@ function get(env: Env, o: unknown, key: string, inherited: boolean): Out {
   if (proto !== Object.prototype && proto !== null) return FALLBACK;
   if (!inherited) {
     const v = (o as Record<string, unknown>)[key];
-    return v === undefined ? undefined : data(env, v);
+    if (v === undefined) return undefined;
+    return Object.hasOwn(o, key) ? data(env, v) : FALLBACK;
   }
-  // Only an own data property's value is what the sandbox reads.
+  // Only an own enumerable data property's value is what the sandbox reads.
   const d = Object.getOwnPropertyDescriptor(o, key);
-  if (d === undefined || !('value' in d) || d.value === undefined) return FALLBACK;
+  if (d === undefined || !('value' in d) || d.value === undefined || !d.enumerable) {
+    return FALLBACK;
+  }
   return data(env, d.value);
 }
 

@@ -41,4 +41,24 @@ describe('contextSizeBound', () => {
       { numRuns: 2000 },
     );
   });
+
+  it('holds when something on the host adds the key read to Object.prototype', () => {
+    const plan = planContext([['virtualObject', 'metadata', 'polluted']]);
+    const context: ExpressionContext = {
+      virtualcluster: { name: 'vc', namespace: 'ns', config: {} },
+      virtualObject: { metadata: { annotations: { big: 'x'.repeat(10_000) } } },
+      hostObject: null,
+      path: 'p',
+    };
+    const proto = Object.prototype as Record<string, unknown>;
+    proto['polluted'] = 'from the prototype';
+    try {
+      // prune keeps the whole metadata (the key is not its own): so must the bound.
+      expect(contextSizeBound(context, plan, 1e9)).toBeGreaterThanOrEqual(
+        contextJson(context, plan).length,
+      );
+    } finally {
+      delete proto['polluted'];
+    }
+  });
 });

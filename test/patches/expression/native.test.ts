@@ -112,6 +112,41 @@ describe('native fast path', () => {
     expect(native.stats().native).toBeGreaterThan(1000);
   });
 
+  it('reads only what the sandbox copy holds (found by review)', () => {
+    const base = sampleContext();
+    const cases: [string, ExpressionContext][] = [
+      // `context` through parentheses: `vcluster` exists only in the sandbox's context.
+      ['(context).vcluster?.name', base],
+      ['(context ?? 0).vcluster?.name ?? "none"', base],
+      ['typeof (context)["vcluster"]', base],
+      // A missing configuration is null in the sandbox.
+      [
+        'typeof context.virtualcluster.config',
+        { ...base, virtualcluster: { ...base.virtualcluster, config: undefined } },
+      ],
+    ];
+    for (const [src, context] of cases) {
+      const a = native.evaluate(src, 'v', context);
+      const b = sandbox.evaluate(src, 'v', context);
+      expect(comparable(a), src).toEqual(comparable(b));
+    }
+  });
+
+  it('a key added to Object.prototype after compiling is not read through it', () => {
+    const src = 'context.virtualObject.metadata.polluted ?? "none"';
+    const context = sampleContext();
+    expect(native.evaluate(src, 'v', context)).toMatchObject({ ok: true, value: 'none' });
+    const proto = Object.prototype as Record<string, unknown>;
+    proto['polluted'] = 'from the prototype';
+    try {
+      const r = native.evaluate(src, 'v', context);
+      expect(comparable(r)).toEqual(comparable(sandbox.evaluate(src, 'v', context)));
+      expect(r).toMatchObject({ ok: true, value: 'none' });
+    } finally {
+      delete proto['polluted'];
+    }
+  });
+
   it('takes the native path for the spec example shapes', () => {
     const ctx = sampleContext();
     for (const [src, value] of [
