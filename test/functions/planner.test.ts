@@ -469,6 +469,48 @@ describe('native-first planner', () => {
     }
   });
 
+  it('makes the plans asked for in one turn together in the next, after what was already waiting', async () => {
+    const worker = planner();
+    const native = createNativeEngine();
+    // The engine, seen by the order of the objects it evaluates for.
+    const order: string[] = [];
+    const watched = new Proxy(native, {
+      get(target, prop) {
+        if (prop === 'evaluate') {
+          return (
+            source: string,
+            value: unknown,
+            context: { virtualObject?: KubeObject | null },
+          ) => {
+            order.push(String(context.virtualObject?.metadata.name));
+            return target.evaluate(source, value, context as never);
+          };
+        }
+        const member = Reflect.get(target, prop, target);
+        return typeof member === 'function' ? member.bind(target) : member;
+      },
+    });
+    const made = nativeFirstPlanner(watched, worker);
+    try {
+      setImmediate(() => order.push('waiting before'));
+      const a = made.plan(input(BASIC, 'a'));
+      setImmediate(() => order.push('asked between'));
+      const b = made.plan(input(BASIC, 'b'));
+      expect(order).toEqual([]);
+      const [planA, planB] = await Promise.all([a, b]);
+      // One turn: the callback already waiting, then both plans one after the other; the
+      // callback asked for between them comes after.
+      expect(order).toEqual(['waiting before', 'a', 'b']);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(order).toEqual(['waiting before', 'a', 'b', 'asked between']);
+      const local = inProcessPlanner(native);
+      expect(planA.plan).toEqual((await local.plan(input(BASIC, 'a'))).plan);
+      expect(planB.plan).toEqual((await local.plan(input(BASIC, 'b'))).plan);
+    } finally {
+      await made.close();
+    }
+  });
+
   it('sends every item of a configuration with a sandbox-only expression to the worker, warmed for it', async () => {
     const made = nativeFirst();
     const iife = labelPatch('(() => "iife-" + value)()');
