@@ -98,7 +98,7 @@ describe('with the default limits', () => {
   // 1 MiB: the smallest of the result cap, the input cap and a sixteenth of the memory.
   const BOUND = 1024 * 1024;
 
-  it('btoa of 8 MB built in the VM fails at once, as the helpers bound says', () => {
+  it("btoa of 8 MB built in the VM fails at once, as the helpers' bound says", () => {
     const r = engine.evaluate('btoa("a".repeat(8 * 1024 * 1024)).length', 'x', sampleContext());
     expect(r).toMatchObject({ ok: false, error: { code: 'runtime' } });
     expect(r.ok ? '' : r.error.message).toMatch(
