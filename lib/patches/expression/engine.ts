@@ -573,38 +573,26 @@ function clusterDomain(config: unknown): string {
   return typeof domain === 'string' && domain !== '' ? domain : 'cluster.local';
 }
 
-/*
- * The helpers for the host's side: `undefined` where the sandbox's helper would throw. One
- * function each, without a callback: they run on every native evaluation that calls a helper.
+/**
+ * `helper`, answering `undefined` where the sandbox's helper would throw (the errors the helpers
+ * throw on bad input); anything else is a host failure. Made once per helper, not per call: it
+ * runs on every native evaluation that calls a helper.
  */
-
-function atobOrUndefined(data: string): string | undefined {
-  try {
-    return atob(data);
-  } catch (err) {
-    return helperRefusal(err);
-  }
+function orUndefined<C>(
+  helper: (text: string, context: C) => string,
+): (text: string, context: C) => string | undefined {
+  return (text, context) => {
+    try {
+      return helper(text, context);
+    } catch (err) {
+      if (err instanceof NamingError || (err as Error).name === 'InvalidCharacterError') {
+        return undefined;
+      }
+      throw err;
+    }
+  };
 }
 
-function btoaOrUndefined(data: string): string | undefined {
-  try {
-    return btoa(data);
-  } catch (err) {
-    return helperRefusal(err);
-  }
-}
-
-function dnsOrUndefined(fqdn: string, context: ExpressionContext): string | undefined {
-  try {
-    return translateDns(fqdn, context);
-  } catch (err) {
-    return helperRefusal(err);
-  }
-}
-
-/** `undefined` for the errors the helpers throw on bad input; anything else is a host failure. */
-function helperRefusal(err: unknown): undefined {
-  if (err instanceof NamingError || (err as Error).name === 'InvalidCharacterError')
-    return undefined;
-  throw err;
-}
+const atobOrUndefined = orUndefined<void>(atob);
+const btoaOrUndefined = orUndefined<void>(btoa);
+const dnsOrUndefined = orUndefined(translateDns);

@@ -105,15 +105,15 @@ export class Sandbox {
 
     // The helpers' host side: the prelude passes one string (see its send) and reads back text.
     const direct = this.#direct;
+    const base64 =
+      (codec: (data: string) => string | undefined) =>
+      (text = '') => {
+        const r = codec(receive(text));
+        return r === undefined ? undefined : send(r);
+      };
     const fns = [
-      direct.textFunction('hostAtob', (text = '') => {
-        const r = host.atob(receive(text));
-        return r === undefined ? undefined : send(r);
-      }),
-      direct.textFunction('hostBtoa', (text = '') => {
-        const r = host.btoa(receive(text));
-        return r === undefined ? undefined : send(r);
-      }),
+      direct.textFunction('hostAtob', base64(host.atob)),
+      direct.textFunction('hostBtoa', base64(host.btoa)),
       direct.textFunction('hostDns', (text = '') => {
         this.#dnsError = '';
         try {
