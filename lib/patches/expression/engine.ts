@@ -460,21 +460,25 @@ export class ExpressionEngine implements Evaluator {
     // The memory never shrinks: its size after the call is the peak of the call.
     this.#track(sandbox);
     if (!outcome.ok) return failed(outcome.error, outcome.poisoned);
-    // An instance left near its memory cap (its memory never shrinks) is not handed to the next
-    // evaluation, which may be another tenant's.
-    if (sandbox.nearMemoryCap) this.#replaceSandbox(true);
-    else if (sandbox.needsReplacement) this.#replaceSandbox(false);
+    this.#renewIfSpent(false);
     return { ok: true, value: outcome.value as JsonValue | undefined, evaluator: 'sandbox' };
   }
 
   /** Rebuilds what a failure may have damaged, then reports the failure. */
   #afterFailure(error: ExpressionError, poisoned: boolean): EvalResult {
-    // The WebAssembly memory never shrinks: after a memory failure, or any failure that left the
-    // instance near its cap, a fresh instance gives the memory back.
-    if (poisoned || error.code === 'memory' || this.#sandbox?.nearMemoryCap) {
-      this.#replaceSandbox(true);
-    } else if (this.#sandbox?.needsReplacement) this.#replaceSandbox(false);
+    // The WebAssembly memory never shrinks: after a memory failure a fresh instance gives it back.
+    this.#renewIfSpent(poisoned || error.code === 'memory');
     return this.#fail(error);
+  }
+
+  /**
+   * After an evaluation: a fresh instance when `newInstance` or when the evaluation left this one
+   * near its memory cap (its memory never shrinks, and the next evaluation may be another
+   * tenant's); else a fresh context when the sandbox asks for one.
+   */
+  #renewIfSpent(newInstance: boolean): void {
+    if (newInstance || this.#sandbox?.nearMemoryCap) this.#replaceSandbox(true);
+    else if (this.#sandbox?.needsReplacement) this.#replaceSandbox(false);
   }
 
   /**
