@@ -6,7 +6,7 @@
  * (`sync.toHost.endpoint` would otherwise be silently ignored).
  */
 import type { Node } from 'yaml';
-import { dnsLabelProblem, namespaceMappingProblem } from '../naming/index.ts';
+import { DNS_LABEL, dnsLabelProblem, namespaceMappingProblem } from '../naming/index.ts';
 import { DEFAULTS } from './defaults.ts';
 import { readPatchList } from './patch-list.ts';
 import { closestMatch } from './suggest.ts';
@@ -288,8 +288,6 @@ function readNamespaces(ctx: ReadContext, entry: Entry, into: NamespaceSyncConfi
     );
   }
 }
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function readClusterDomain(ctx: ReadContext, entry: Entry): string | undefined {
   const value = readString(ctx, entry, 'cluster.local');

@@ -19,8 +19,6 @@ export { sha256Hex } from './sha256.ts';
 export {
   DNS_LABEL,
   type DnsTranslationOptions,
-  DOMAIN_LABEL,
-  MAX_LABEL,
   VIRTUAL_SERVICE_DNS_FORM,
   virtualToHostDNS,
 } from './virtual-to-host-dns.ts';

@@ -17,15 +17,12 @@ export interface DnsTranslationOptions {
 /** The form every accepted input has, quoted in every error message. */
 export const VIRTUAL_SERVICE_DNS_FORM = '<name>.<namespace>.svc[.<cluster-domain>]';
 
-/**
- * A DNS-1123 label: what Service names and namespaces are. Exported, with the two below, for the
- * expression sandbox, which translates the common case itself by the same rule.
- */
+/** A DNS-1123 label: what Service names and namespaces are (and every namespace name). */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** One label of a domain; domains may use upper case, DNS compares case-insensitively. */
-export const DOMAIN_LABEL = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
+const DOMAIN_LABEL = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
 /** The longest label. */
-export const MAX_LABEL = 63;
+const MAX_LABEL = 63;
 
 /**
  * Turns `<name>.<namespace>.svc[.<domain>]` into

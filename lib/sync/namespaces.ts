@@ -10,6 +10,7 @@
 import type { SyncConfig } from '../config/types.ts';
 import {
   compileNamespaceMappings,
+  DNS_LABEL,
   hostName,
   MAX_NAME_LENGTH,
   type MappingMatch,
@@ -229,9 +230,6 @@ export function hostNamespaceOf(
   if (!isMultiNamespace(config)) return identity.hostNamespace;
   return resolveHostNamespace(virtualNamespace, identity, config).namespace;
 }
-
-/** A DNS-1123 label: what a namespace name is. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * The virtual namespace whose objects land in `hostNamespace` (multi-namespace mode: the

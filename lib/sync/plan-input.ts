@@ -6,6 +6,7 @@
 import type { OwnedResource, SyncConfig } from '../config/types.ts';
 import { OWNED_RESOURCES } from '../config/types.ts';
 import { isPlainObject, type KubeObject } from '../model/index.ts';
+import { DNS_LABEL } from '../naming/index.ts';
 import type { Evaluator } from '../patches/types.ts';
 import { MIN_MARKER_KEY_LENGTH } from './import-signature.ts';
 import type { ObjectKey, ResourcePlural, VirtualClusterIdentity } from './types.ts';
@@ -33,8 +34,6 @@ export interface PlanInput {
   references?: { virtual: KubeObject[]; host: KubeObject[] };
 }
 
-/** A DNS-1123 label: what a namespace name is. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** A DNS-1123 subdomain: what the names of the synced kinds are. */
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
