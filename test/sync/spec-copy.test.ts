@@ -72,17 +72,26 @@ const name = fc.oneof(
   fc.constantFrom('db-0', 'web', 'a'.repeat(40), 'x'.repeat(70)),
   fc.string({ maxLength: 12 }),
 );
+const refFields = fc.record(
+  {
+    kind: fc.constantFrom('Pod', 'Node', 'Pod'),
+    name: fc.oneof(name, fc.integer()),
+    namespace: fc.oneof(fc.constantFrom('default', 'a', 'b'), fc.constant(undefined)),
+    uid: fc.string(),
+    resourceVersion: fc.string(),
+    apiVersion: fc.oneof(fc.constant('v1'), fc.jsonValue({ maxDepth: 2 })),
+    fieldPath: fc.oneof(fc.string(), fc.jsonValue({ maxDepth: 2 })),
+    other: fc.jsonValue({ maxDepth: 2 }),
+  },
+  { requiredKeys: [] },
+);
 const targetRef = fc.oneof(
-  fc.record(
-    {
-      kind: fc.constantFrom('Pod', 'Node', 'Pod'),
-      name: fc.oneof(name, fc.integer()),
-      namespace: fc.oneof(fc.constantFrom('default', 'a', 'b'), fc.constant(undefined)),
-      uid: fc.string(),
-      resourceVersion: fc.string(),
-      fieldPath: fc.string(),
-    },
-    { requiredKeys: [] },
+  refFields,
+  // The same fields in another order: the copy keeps the virtual ref's order.
+  refFields.chain((ref) =>
+    fc
+      .shuffledSubarray(Object.entries(ref), { minLength: Object.keys(ref).length })
+      .map((entries) => Object.fromEntries(entries)),
   ),
   fc.jsonValue(),
 );
@@ -164,6 +173,15 @@ function hostFor(copy: unknown, choice: number, junk: unknown): unknown {
   }
 }
 
+/** Every object and array in `v`. */
+function objectsIn(v: unknown, into = new Set<object>()): Set<object> {
+  if (typeof v === 'object' && v !== null) {
+    into.add(v);
+    for (const child of Object.values(v)) objectsIn(child, into);
+  }
+  return into;
+}
+
 /** Each spec field written for speed, its arbitrary values, and the reference it must match. */
 const FIELDS = [
   {
@@ -194,6 +212,9 @@ for (const { field, values, copy, equals, reference } of FIELDS) {
             const one = copy(v, ns, ctx);
             expect(JSON.stringify(one)).toBe(JSON.stringify(reference(v, ns, ctx)));
             expect(one).toEqual(reference(v, ns, ctx));
+            // A copy: writing into the host object must never reach the virtual one.
+            const virtualObjects = objectsIn(v);
+            expect([...objectsIn(one)].filter((o) => virtualObjects.has(o))).toEqual([]);
           }),
           { numRuns: 400 },
         );

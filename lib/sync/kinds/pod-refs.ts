@@ -54,14 +54,35 @@ function copyTargetRef(ref: unknown, virtualNamespace: string, pods: PodHostName
   let namespaced = false;
   // JSON data has no enumerable inherited members: `for...in` visits own keys, without the
   // array `Object.keys` would allocate for every address.
+  // An ObjectReference's own fields are stored by name, each store with an inline cache of its
+  // own (the copies share their shape): the one keyed store in setOwn sees every key of every
+  // object copied, and with every targetRef key through it setOwn was 6 % of a create plan.
   for (const key in ref) {
     const value = ref[key];
-    if (value === undefined || key === 'uid' || key === 'resourceVersion') continue;
-    if (key === 'name') out[key] = pods.of(namespace, value as string);
-    else if (key === 'namespace') {
-      out[key] = hostNamespace;
-      namespaced = true;
-    } else setOwn(out, key, cloneJson(value));
+    if (value === undefined) continue;
+    switch (key) {
+      case 'uid':
+      case 'resourceVersion':
+        break;
+      case 'name':
+        out['name'] = pods.of(namespace, value as string);
+        break;
+      case 'namespace':
+        out['namespace'] = hostNamespace;
+        namespaced = true;
+        break;
+      case 'kind':
+        out['kind'] = cloneJson(value);
+        break;
+      case 'apiVersion':
+        out['apiVersion'] = cloneJson(value);
+        break;
+      case 'fieldPath':
+        out['fieldPath'] = cloneJson(value);
+        break;
+      default:
+        setOwn(out, key, cloneJson(value));
+    }
   }
   if (!namespaced) out['namespace'] = hostNamespace;
   return out;
