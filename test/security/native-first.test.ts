@@ -95,7 +95,10 @@ describe('native-first planner bounds', () => {
     try {
       const stalls = longestStall();
       const out = await planner.plan(input(config, { a: 'x'.repeat(1024 * 1024 - 64) }));
-      expect(stalls.stop()).toBeLessThan(500);
+      // The search itself held the thread 4.5 s on an idle machine (longer on a loaded one);
+      // the bound leaves a loaded CI machine room for the rest (the 1 MiB input's copy to the
+      // worker, collections), where 500 ms once failed while other tests ran beside it.
+      expect(stalls.stop()).toBeLessThan(2_000);
       expect(out.plan).toMatchObject({ status: 'failed', reasonCode: 'expression-timeout' });
       expect(planner.stats()).toMatchObject({ native: 0, declined: 1 });
     } finally {
