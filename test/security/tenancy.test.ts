@@ -10,9 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type SyncEventV2, upgradeItem } from '../../lib/contract/index.ts';
 import { registryTenants, singleTenant } from '../../lib/functions/index.ts';
+import { inProcessPlanner, type Planner } from '../../lib/functions/planner/index.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
 import type { ObjectStore } from '../../lib/local/objectstore.ts';
+import { createNativeEngine } from '../../lib/patches/expression/index.ts';
 import {
   generateSigningKey,
   namespaceScope,
@@ -262,6 +265,27 @@ describe('signed events over a tenant registry', () => {
   it('refuses an item of a resource the tenant may not sync', async () => {
     const s = await registryStack({ [A.id]: entry(A, { resources: ['secrets'] }) });
     await expectRefused(s, sealed(one(), A.key), 'resource-not-allowed');
+  });
+
+  it("never plans such an item, whatever its hint: the tenant's patches do not run on it", async () => {
+    const inner = inProcessPlanner(createNativeEngine());
+    const asked: string[] = [];
+    const planner: Planner = {
+      plan(input) {
+        asked.push(input.resource);
+        return inner.plan(input);
+      },
+      close: () => inner.close(),
+    };
+    const s = await registryStack({ [A.id]: entry(A, { resources: ['secrets'] }) }, { planner });
+    const v1 = one();
+    const hinted: SyncEventV2 = {
+      version: 2,
+      virtualCluster: v1.virtualCluster,
+      items: v1.items.map((i) => ({ ...upgradeItem(i), hostCopy: 'unseen' })),
+    };
+    await expectRefused(s, sealed(hinted, A.key), 'resource-not-allowed');
+    expect(asked).toEqual([]);
   });
 
   it('skips, without failing, the deleted Secret of a tenant that may not sync Secrets', async () => {
