@@ -53,10 +53,10 @@ function copyTargetRef(ref: unknown, virtualNamespace: string, pods: PodHostName
   const out: Record<string, unknown> = {};
   let namespaced = false;
   // JSON data has no enumerable inherited members: `for...in` visits own keys, without the
-  // array `Object.keys` would allocate for every address.
-  // An ObjectReference's own fields are stored by name, each store with an inline cache of its
-  // own (the copies share their shape): the one keyed store in setOwn sees every key of every
-  // object copied, and each targetRef's `kind` through it was half of its 6 % of a create plan.
+  // array `Object.keys` would allocate for every address. An ObjectReference's own fields are
+  // stored by name, each store with an inline cache of its own (the copies share their shape):
+  // the one keyed store in setOwn sees every key of every object copied, and each targetRef's
+  // `kind` through it was half of its 6 % of a create plan.
   for (const key in ref) {
     const value = ref[key];
     if (value === undefined) continue;
