@@ -3,8 +3,9 @@
  *  - HTTP writes/s (Endpoints creates, 32 in flight from a separate load-generator process)
  *    with one watcher open, vs plain Map writes;
  *    and vs a bare node:http server echoing the same bodies (the HTTP ceiling of this machine):
- *    two rounds of 10,000 on each server, the second (steady state) against the target, the
- *    first (a fresh server, JIT warm-up included) reported beside it;
+ *    a first round of 10,000 on each server (a fresh server, JIT warm-up included, reported
+ *    beside the target), then three steady-state rounds of each taken in turn, whose medians'
+ *    ratio is the target figure;
  *  - watch fan-out: 10 watchers over 10,000 objects, events delivered/s, vs the same JSON
  *    serialization without HTTP;
  *  - RSS of a child process holding 10,000 Endpoints in the emulator, vs a child holding the
@@ -124,39 +125,44 @@ async function runLoadChild(url: string, n: number, first: number): Promise<numb
   return (JSON.parse(out) as { ms: number }).ms;
 }
 
-/**
- * Creates/s of two consecutive rounds of `n` against one emulator, each with its own watcher:
- * the first from a fresh server (JIT warm-up included), the second in the steady state.
- */
-async function httpWrites(n: number): Promise<Rounds> {
-  const c = await startCluster({ name: 'bench' });
-  const round = async (first: number) => {
-    const w = await watchCount(
-      `${c.url}/api/v1/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`,
-      n,
-    );
-    const loadMs = await runLoadChild(c.url, n, first);
-    const exited = performance.now();
-    const received = await w.done;
-    // The generator's own clock (start-up excluded) plus however long the watcher lagged behind.
-    const elapsed = loadMs + (performance.now() - exited);
-    if (received < n) throw new Error(`watcher saw ${received} of ${n} events`);
-    return (n / elapsed) * 1000;
-  };
-  const cold = await round(0);
-  const steady = await round(n);
-  await c.close();
-  return { cold, steady };
-}
+/** Steady-state rounds of each server, taken in turn after each server's first round. */
+const STEADY_ROUNDS = 3;
 
-/** Rates of a server's first round (fresh process, JIT warm-up included) and its second. */
+/** Creates/s of each round against one server; the first from a fresh server (JIT warm-up). */
 interface Rounds {
   cold: number;
-  steady: number;
+  steady: number[];
 }
 
-/** The same rounds against a bare node:http server that only parses and echoes the body. */
-async function bareHttpWrites(n: number): Promise<Rounds> {
+/** A server the load generator writes to; `round` runs one round of `n` creates from `first`. */
+interface WriteTarget {
+  round(n: number, first: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The emulator, each round with its own watcher that must see every create. */
+async function emulatorTarget(): Promise<WriteTarget> {
+  const c = await startCluster({ name: 'bench' });
+  return {
+    async round(n, first) {
+      const w = await watchCount(
+        `${c.url}/api/v1/endpoints?watch=true&resourceVersion=${c.store.resourceVersion()}`,
+        n,
+      );
+      const loadMs = await runLoadChild(c.url, n, first);
+      const exited = performance.now();
+      const received = await w.done;
+      // The generator's own clock (start-up excluded) plus however long the watcher lagged behind.
+      const elapsed = loadMs + (performance.now() - exited);
+      if (received < n) throw new Error(`watcher saw ${received} of ${n} events`);
+      return (n / elapsed) * 1000;
+    },
+    close: () => c.close(),
+  };
+}
+
+/** A bare node:http server that only parses and echoes the body (the HTTP ceiling). */
+async function bareTarget(): Promise<WriteTarget> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -172,13 +178,35 @@ async function bareHttpWrites(n: number): Promise<Rounds> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
+  return {
+    async round(n, first) {
+      return (n / (await runLoadChild(url, n, first))) * 1000;
+    },
+    async close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+/**
+ * Each server's first round, then {@link STEADY_ROUNDS} steady rounds of each taken in turn, so
+ * that a change in this machine's speed (frequent: it is shared) falls on both alike; before,
+ * all of the emulator's rounds ran first and the ratio moved with the minute it ran in.
+ */
+async function httpWrites(n: number): Promise<{ emulator: Rounds; bare: Rounds }> {
+  const targets = [await emulatorTarget(), await bareTarget()] as const;
   try {
-    const cold = (n / (await runLoadChild(url, n, 0))) * 1000;
-    const steady = (n / (await runLoadChild(url, n, n))) * 1000;
-    return { cold, steady };
+    const rounds: Rounds[] = [];
+    for (const target of targets) rounds.push({ cold: await target.round(n, 0), steady: [] });
+    for (let r = 1; r <= STEADY_ROUNDS; r++) {
+      for (const [i, target] of targets.entries()) {
+        rounds[i]!.steady.push(await target.round(n, r * n));
+      }
+    }
+    return { emulator: rounds[0]!, bare: rounds[1]! };
   } finally {
-    server.closeAllConnections();
-    server.close();
+    for (const target of targets) await target.close();
   }
 }
 
@@ -346,9 +374,11 @@ if (process.argv[2] === '--load-child') {
   await rssChild(process.argv[3]!, Number(process.argv[4]));
 } else {
   const writes = 10_000;
-  const httpRate = await httpWrites(writes);
+  const rounds = await httpWrites(writes);
+  const median = (v: number[]) => percentile(v, 50);
+  const httpRate = { cold: rounds.emulator.cold, steady: median(rounds.emulator.steady) };
+  const bareRate = { cold: rounds.bare.cold, steady: median(rounds.bare.steady) };
   const mapRate = mapWrites(writes);
-  const bareRate = await bareHttpWrites(writes);
   const fan = await fanOut(10_000, 10);
   const fanBase = serializeBaseline(10_000, 10);
   const rssEmu = measureRss('emulator', 10_000);
@@ -384,7 +414,7 @@ if (process.argv[2] === '--load-child') {
   );
   const rows = [
     [
-      'HTTP creates/s, 1 watcher, 2nd round of 10,000',
+      'HTTP creates/s, 1 watcher, steady, median of 3',
       httpRate.steady.toFixed(0),
       'Map writes/s',
       mapRate.toFixed(0),
