@@ -73,14 +73,7 @@ export function planContext(use: Exclude<ContextUse, 'none'>): ContextPlan {
  * config, `virtualcluster` is present so the sandbox can attach the cached config copy to it.
  */
 export function contextJson(context: ExpressionContext, plan: ContextPlan): string {
-  const vc = context.virtualcluster;
-  const data = {
-    virtualcluster: { name: vc.name, namespace: vc.namespace },
-    hostObject: context.hostObject,
-    virtualObject: context.virtualObject,
-    path: context.path,
-  };
-  const pruned = prune(data, plan.rest) as Record<string, unknown>;
+  const pruned = prune(copiedLevel(context), plan.rest) as Record<string, unknown>;
   if (plan.config !== undefined && pruned.virtualcluster === undefined) pruned.virtualcluster = {};
   return JSON.stringify(pruned);
 }
