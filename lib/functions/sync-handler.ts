@@ -270,11 +270,17 @@ async function syncEvent(
 ): Promise<ItemResult[]> {
   const { event } = invocation;
   if (event.items.length === 0) return [];
+  // On a cold start each of these is a round trip (the configuration from S3, the host
+  // credentials and the marker keys from Secrets Manager, SSM or EKS): asked for together, the
+  // first event waits for the slowest of them instead of their sum. Neither depends on the
+  // configuration, and each provider keeps its answer, so nothing is fetched twice; when the
+  // configuration fails, the credentials' outcome is left to the next event, as before.
+  const credentials = askForCredentials(parts);
   const config = await tenantConfig(parts, invocation, entry);
   if (Array.isArray(config)) return config;
   // A plan worker this configuration needs boots while the host credentials are fetched.
   parts.planner.warm?.(config.config);
-  const session = await hostSession(parts, invocation, entry);
+  const session = await hostSession(parts, invocation, entry, credentials);
   if (Array.isArray(session)) return session;
   const { options, telemetry } = parts;
   const reserveMs = options.deadlineReserveMs ?? 2_000;
@@ -361,6 +367,26 @@ async function tenantConfig(
   return { config: snapshot.config, note };
 }
 
+/** The host client and the marker keys, as asked for by {@link askForCredentials}. */
+interface CredentialRequests {
+  client: Promise<KubeClient>;
+  markerKeys: Promise<MarkerKeySet | undefined>;
+}
+
+/**
+ * Asks for the host client and the marker keys at once. A failure, a provider's synchronous
+ * throw included, is read (and reported) where {@link hostSession} awaits it; until then it is
+ * marked as handled, so that a failure nobody reads (the configuration failed first) is not an
+ * unhandled rejection.
+ */
+function askForCredentials(parts: HandlerParts): CredentialRequests {
+  const client = Promise.resolve().then(() => parts.host.client());
+  const markerKeys = Promise.resolve().then(() => parts.options.markerKeys?.());
+  client.catch(() => {});
+  markerKeys.catch(() => {});
+  return { client, markerKeys };
+}
+
 /**
  * The host client and the identity the sync writes with (marker keys included); or every item
  * failed when the credentials or the keys cannot be had.
@@ -369,11 +395,12 @@ async function hostSession(
   parts: HandlerParts,
   invocation: Invocation,
   entry: TenantEntry,
+  requests: CredentialRequests,
 ): Promise<{ client: KubeClient; identity: VirtualClusterIdentity } | ItemResult[]> {
   const { host, telemetry, options } = parts;
   let client: KubeClient;
   try {
-    client = await host.client();
+    client = await requests.client;
   } catch (err) {
     const retryable = err instanceof HostCredentialsError ? err.retryable : true;
     telemetry.logger.error('host credentials unavailable', {
@@ -388,7 +415,7 @@ async function hostSession(
   }
   let keys: MarkerKeySet | undefined;
   try {
-    keys = await options.markerKeys?.();
+    keys = await requests.markerKeys;
   } catch (err) {
     const retryable = err instanceof MarkerKeysError && err.retryable;
     telemetry.logger.error('marker keys unavailable', { error: (err as Error).message });

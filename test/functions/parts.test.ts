@@ -1,8 +1,9 @@
 /**
  * The parts of the sync function: the batch runner's limits and ordering, credentials parsing
- * and loading, the EKS token, the settings, the handler built from the environment, and the
- * structured logs and EMF metrics it writes.
+ * and loading, the EKS token, what a cold start asks for at once, the settings, the handler built
+ * from the environment, and the structured logs and EMF metrics it writes.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,13 +16,16 @@ import {
   createSyncHandlerFromEnv,
   eksToken,
   FunctionSettingsError,
+  type HostClientProvider,
   HostCredentialsError,
   parseHostCredentials,
   runItems,
   settingsFromEnv,
   singleTenant,
 } from '../../lib/functions/index.ts';
+import { createKubeClient, kubeConfigFromString } from '../../lib/kube/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import { startObjectStore } from '../../lib/local/objectstore.ts';
 import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item, VC } from './harness.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -142,6 +146,102 @@ describe('host credentials', () => {
       'X-Amz-SignedHeaders': 'host;x-k8s-aws-id',
     });
     expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('a cold start', () => {
+  /**
+   * A handler whose configuration comes from a local S3 through a client that holds every GET
+   * until `release` (the middleware runs in the real SDK client, before it sends), and whose host
+   * client and marker keys record when they are asked for.
+   */
+  async function heldStart(options: { config?: string; hostFails?: boolean } = {}) {
+    const cluster = await hostCluster();
+    const store = await startObjectStore({ buckets: ['configs'] });
+    cleanups.push(() => store.close());
+    if (options.config !== undefined) await store.put('configs', 'vc.yaml', options.config);
+    const s3 = store.client();
+    cleanups.push(async () => s3.destroy());
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let requested!: () => void;
+    const configRequested = new Promise<void>((resolve) => {
+      requested = resolve;
+    });
+    s3.middlewareStack.add(
+      (next) => async (args) => {
+        requested();
+        await held;
+        return next(args);
+      },
+      { step: 'finalizeRequest', name: 'holdForTest' },
+    );
+    const asked: string[] = [];
+    const kube = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
+      qps: Number.POSITIVE_INFINITY,
+    });
+    const host: HostClientProvider = {
+      description: 'test credentials',
+      client: async () => {
+        asked.push('host credentials');
+        if (options.hostFails)
+          throw new HostCredentialsError('test credentials', 'the test refuses them', {
+            retryable: false,
+          });
+        return kube;
+      },
+      invalidate: () => {},
+      close: () => kube.close(),
+    };
+    const handler = createSyncHandler({
+      host,
+      markerKeys: async () => {
+        asked.push('marker keys');
+        return { markerKey: randomBytes(32).toString('base64'), previousMarkerKeys: [] };
+      },
+      tenants: singleTenant({
+        name: VC,
+        namespace: HOST_NS,
+        config: store.uri('configs', 'vc.yaml'),
+      }),
+      configSourceOptions: { minRevalidateMs: 0, s3: { client: s3 } },
+      telemetry: { logLevel: 'SILENT', metrics: false },
+    });
+    cleanups.push(() => handler.close());
+    return { cluster, handler, asked, configRequested, release };
+  }
+
+  it('asks for the host credentials and the marker keys while the configuration is read', async () => {
+    const start = await heldStart({ config: BASIC_CONFIG });
+    const result = start.handler(event([item('a', 'db', endpoints('db'))]));
+    await start.configRequested;
+    // The configuration's GET is held: what the handler asks for meanwhile, it asks for at once.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([...start.asked].sort()).toEqual(['host credentials', 'marker keys']);
+    start.release();
+    expect((await result).results[0]).toMatchObject({ status: 'applied', reasonCode: 'created' });
+    expect(start.cluster.store.peek('endpoints', HOST_NS, hostName('db'))).toBeDefined();
+  });
+
+  it('reports the configuration failure alone, with no unhandled rejection of the credentials', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    cleanups.push(async () => process.off('unhandledRejection', onUnhandled));
+    // No configuration object, and host credentials that fail: both are asked for at once.
+    const start = await heldStart({ hostFails: true });
+    const result = start.handler(event([item('a', 'db', endpoints('db'))]));
+    await start.configRequested;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(start.asked).toContain('host credentials');
+    start.release();
+    const [only] = (await result).results;
+    expect(only).toMatchObject({ status: 'failed', reasonCode: 'config-unavailable' });
+    // A turn of the event loop for Node to report a rejection nobody handled.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(unhandled).toEqual([]);
   });
 });
 
