@@ -131,7 +131,7 @@ export function contextSizeBound(
       const key = read[0];
       const v =
         key === 'virtualcluster'
-          ? copiedLevel(context).virtualcluster
+          ? copiedVirtualcluster(context)
           : context[key as 'hostObject' | 'virtualObject' | 'path'];
       if (v === undefined) {
         // prune keeps the whole level when a key it reads is missing.
@@ -148,13 +148,18 @@ export function contextSizeBound(
 
 /** The top level of the copy {@link contextJson} prunes: the context without the config. */
 function copiedLevel(context: ExpressionContext) {
-  const vc = context.virtualcluster;
   return {
-    virtualcluster: { name: vc.name, namespace: vc.namespace },
+    virtualcluster: copiedVirtualcluster(context),
     hostObject: context.hostObject,
     virtualObject: context.virtualObject,
     path: context.path,
   };
+}
+
+/** The copy's `virtualcluster`: its name and namespace (the config is copied apart). */
+function copiedVirtualcluster(context: ExpressionContext) {
+  const vc = context.virtualcluster;
+  return { name: vc.name, namespace: vc.namespace };
 }
 
 /** Upper bound of the JSON length of `prune(data, tree)`, Infinity past `limit`. */
