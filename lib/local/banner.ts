@@ -5,11 +5,27 @@
  */
 import type { VirtualClusterIdentity } from '../sync/types.ts';
 
+/** One side as the banner names it: emulated, a real control plane started here, or given. */
+interface BannerCluster {
+  emulator?: { url: string };
+  controlPlane?: { url: string; version: string };
+  kubeconfigPath: string;
+}
+
+/** Where a side's API server is, and what it is. */
+function clusterLine(side: BannerCluster, flag: string): string {
+  if (side.emulator) return `${side.emulator.url} (emulated)`;
+  if (side.controlPlane) {
+    return `${side.controlPlane.url} (real kube-apiserver ${side.controlPlane.version} with its controllers)`;
+  }
+  return `from ${flag}`;
+}
+
 /** The parts of a running stack the banner names (a `Stack` has them all). */
 export interface BannerStack {
   identity: VirtualClusterIdentity;
-  virtual: { emulator?: { url: string }; kubeconfigPath: string };
-  host: { emulator?: { url: string }; kubeconfigPath: string };
+  virtual: BannerCluster;
+  host: BannerCluster;
   configUri: string;
   objectStore?: {
     endpoint: string;
@@ -40,9 +56,9 @@ export function stackBanner(stack: BannerStack, functionName: string): string[] 
   const kubectl = (side: BannerStack['virtual']) =>
     `kubectl --kubeconfig ${shellWord(side.kubeconfigPath)}`;
   const lines = [
-    `  virtual cluster  ${stack.virtual.emulator?.url ?? 'from --virtual-kubeconfig'}`,
+    `  virtual cluster  ${clusterLine(stack.virtual, '--virtual-kubeconfig')}`,
     `      ${kubectl(stack.virtual)} get endpoints,services -A`,
-    `  host cluster     ${stack.host.emulator?.url ?? 'from --host-kubeconfig'}`,
+    `  host cluster     ${clusterLine(stack.host, '--host-kubeconfig')}`,
     `      ${kubectl(stack.host)} get endpoints -n ${identity.hostNamespace} -w`,
     `  virtual cluster  name ${identity.name}, host namespace ${identity.hostNamespace}`,
     `  configuration    ${stack.configUri}`,

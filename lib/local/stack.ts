@@ -28,6 +28,7 @@ import type { VirtualClusterIdentity } from '../model/index.ts';
 import { DEFAULT_MARKER_DOMAIN } from '../naming/index.ts';
 import { generateSigningKey } from '../tenancy/index.ts';
 import { type EmulatedCluster, startCluster } from './apiserver/index.ts';
+import { type ControlPlane, startControlPlane } from './control-plane/index.ts';
 import { startFunctionThread } from './function-thread.ts';
 import { type FaultInjection, type LambdaEndpoint, startLambdaEndpoint } from './lambda.ts';
 import type { LocalFunction } from './lambda-functions.ts';
@@ -45,6 +46,12 @@ export const DEFAULT_CONFIG_FILE = new URL('../../examples/endpoints.yaml', impo
 
 /** Options of {@link startStack}. */
 export interface StackOptions {
+  /**
+   * Which Kubernetes to start for a side that has no kubeconfig: the emulator (default, instant)
+   * or a real control plane (`real`: etcd, kube-apiserver and kube-controller-manager built by
+   * `npm run kube:build`; see docs/local.md).
+   */
+  kube?: 'emulator' | 'real';
   /** Kubeconfig file of a real virtual cluster; an emulated one is started when absent. */
   virtualKubeconfig?: string;
   /** Kubeconfig file of a real host cluster; an emulated one is started when absent. */
@@ -97,6 +104,8 @@ export interface StackCluster {
   client: KubeClient;
   /** The emulator, when this side is emulated. */
   emulator?: EmulatedCluster;
+  /** The real control plane the stack started for this side (`kube: 'real'`). */
+  controlPlane?: ControlPlane;
   /** Kubeconfig file for kubectl and other tools. */
   kubeconfigPath: string;
 }
@@ -141,6 +150,13 @@ async function side(
   if (kubeconfigFile) {
     const client = createKubeClient(kubeConfigFromFile(kubeconfigFile), clientOptions);
     return { client, kubeconfigPath: kubeconfigFile };
+  }
+  if (options.kube === 'real') {
+    const controlPlane = await startControlPlane({ name: label });
+    const kubeconfigPath = join(await dir(), `${label}.kubeconfig`);
+    await writeFile(kubeconfigPath, controlPlane.kubeconfig, { mode: 0o600 });
+    const client = createKubeClient(kubeConfigFromString(controlPlane.kubeconfig), clientOptions);
+    return { client, controlPlane, kubeconfigPath };
   }
   const emulator = await startCluster({
     name: label,
@@ -290,24 +306,28 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   try {
-    const virtual = await side(
-      'virtual',
-      options.virtualKubeconfig,
-      ['default', 'kube-system'],
-      dir,
-      options,
-    );
-    closers.push(async () => virtual.emulator?.close());
-    closers.push(async () => virtual.client.close());
-    const host = await side(
-      'host',
-      options.hostKubeconfig,
-      ['default', 'kube-system', identity.hostNamespace],
-      dir,
-      options,
-    );
-    closers.push(async () => host.emulator?.close());
-    closers.push(async () => host.client.close());
+    // Both sides start at once: a real control plane takes seconds, and the two are independent.
+    const sides = await Promise.allSettled([
+      side('virtual', options.virtualKubeconfig, ['default', 'kube-system'], dir, options),
+      side(
+        'host',
+        options.hostKubeconfig,
+        ['default', 'kube-system', identity.hostNamespace],
+        dir,
+        options,
+      ),
+    ]);
+    for (const started of sides) {
+      if (started.status !== 'fulfilled') continue;
+      const cluster = started.value;
+      closers.push(async () => cluster.emulator?.close());
+      closers.push(async () => cluster.controlPlane?.stop());
+      closers.push(async () => cluster.client.close());
+    }
+    const [virtual, host] = sides.map((started) => {
+      if (started.status === 'rejected') throw started.reason;
+      return started.value;
+    }) as [StackCluster, StackCluster];
     if (!host.emulator) await ensureNamespace(host.client, identity.hostNamespace);
 
     const { objectStore, configUri, putConfig } = await configLocation(options, closers);

@@ -177,7 +177,7 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
   if (!virtual) throw new InvalidPlanInputError('virtualObject', 'missing');
   const state = target.state;
   const takeover = host !== null && state !== undefined && !state.managed;
-  if (host && state && !state.managed && !target.syncKind.canTakeOver(host, ctx)) {
+  if (host && state && !state.managed && !target.syncKind.canTakeOver(host, ctx, key)) {
     throw new PlanStop({
       status: 'failed',
       reasonCode: 'conflict',

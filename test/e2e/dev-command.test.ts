@@ -1,5 +1,6 @@
 /**
- * `npm start` smoke test: `endpoint-sync dev` as a child process, as a user runs it. It must
+ * `npm start` smoke test: `endpoint-sync dev` (`--kube real` in the `real` project) as a child
+ * process, as a user runs it. It must
  * print the demo's sync decisions (the db host copy and its patches), serve clusters kubectl can
  * read through the kubeconfigs it writes, and stop with exit code 0 on Ctrl-C.
  */
@@ -13,6 +14,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKubeClient, kubeConfigFromFile, RESOURCES } from '../../lib/kube/index.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
+import { SUBSTRATE } from '../substrate.ts';
 import { firstIp, until } from './helpers.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/endpoint-sync.js', import.meta.url));
@@ -50,7 +52,9 @@ async function hostEndpoints(kubeconfig: string): Promise<KubeObject[]> {
 describe('endpoint-sync dev (npm start)', () => {
   it('runs the demo, serves kubectl, and exits 0 on SIGINT', async () => {
     dir = await mkdtemp(join(tmpdir(), 'endpoint-sync-e2e-dev-'));
-    const proc = spawn(process.execPath, [BIN, 'dev', '--kubeconfig-dir', dir], {
+    // In the `real` project, the same demo on two real control planes of its own.
+    const kube = SUBSTRATE === 'real' ? ['--kube', 'real'] : [];
+    const proc = spawn(process.execPath, [BIN, 'dev', ...kube, '--kubeconfig-dir', dir], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, PATH: `${join(process.execPath, '..')}:${process.env['PATH'] ?? ''}` },
     });

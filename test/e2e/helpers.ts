@@ -19,6 +19,8 @@ import {
   startStack,
 } from '../../lib/local/stack.ts';
 import { hostName } from '../../lib/naming/index.ts';
+import { resetCluster } from '../real/reset.ts';
+import { realClient, realClusters } from '../substrate.ts';
 
 /** Namespace of the virtual objects the tests create. */
 export const NS = 'default';
@@ -63,10 +65,28 @@ export async function until<T>(
   }
 }
 
-/** Starts the embedded stack with short batch windows, for tests. */
-export function startTestStack(options: StackOptions = {}): Promise<Stack> {
+/**
+ * Starts the embedded stack with short batch windows, for tests: on the emulator, or in the
+ * `real` project on the run's two real control planes, put back to how they started first.
+ */
+export async function startTestStack(options: StackOptions = {}): Promise<Stack> {
+  const real = realClusters();
+  if (real) {
+    const clients = [realClient(real.virtual), realClient(real.host)];
+    try {
+      await Promise.all(clients.map((client) => resetCluster(client)));
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+    }
+  }
   return startStack({
     configRevalidateMs: 100,
+    ...(real
+      ? {
+          virtualKubeconfig: real.virtual.kubeconfigPath,
+          hostKubeconfig: real.host.kubeconfigPath,
+        }
+      : {}),
     ...options,
     forwarder: {
       batchWindowMs: 5,

@@ -9,6 +9,7 @@ import { RESOURCES } from '../../lib/kube/index.ts';
 import type { KubeObject } from '../../lib/kube/object.ts';
 import type { Stack } from '../../lib/local/stack.ts';
 import { shortName } from '../../lib/naming/index.ts';
+import { SUBSTRATE } from '../substrate.ts';
 import {
   createVirtual,
   endpoints,
@@ -156,7 +157,18 @@ describe('virtual -> host', () => {
     const first = await hostCopy(stack, 'e2');
     await stack.virtual.client.delete(RESOURCES.services, 'e2', { namespace: NS });
     await noHostCopy(stack, 'e2');
-    await createVirtual(stack, service('e2'));
+    if (SUBSTRATE === 'real') {
+      // A real cluster's endpoints controller deletes a deleted Service's Endpoints, manual ones
+      // too (the emulator runs no controllers): the user makes both again.
+      await until('the virtual Endpoints deleted with their Service', async () => {
+        expect(
+          await getOrUndefined(stack.virtual.client, RESOURCES.endpoints, 'e2', NS),
+        ).toBeUndefined();
+      });
+      await createVirtual(stack, service('e2'), endpoints('e2', ['10.1.1.1']));
+    } else {
+      await createVirtual(stack, service('e2'));
+    }
     const again = await hostCopy(stack, 'e2');
     expect(again.metadata.uid).not.toBe(first.metadata.uid);
     expect(firstIp(again)).toBe('10.1.1.1');
@@ -338,7 +350,11 @@ describe('Services', () => {
   });
 
   it('never syncs default/kubernetes', async () => {
-    await createVirtual(stack, service('kubernetes'), endpoints('kubernetes', ['10.3.2.1']));
+    // A real cluster has the Service (its API server's); the emulator starts without it.
+    if (!(await getOrUndefined(stack.virtual.client, RESOURCES.services, 'kubernetes', NS))) {
+      await createVirtual(stack, service('kubernetes'));
+    }
+    await createVirtual(stack, endpoints('kubernetes', ['10.3.2.1']));
     await createVirtual(stack, service('s3'), endpoints('s3', ['10.3.2.2']));
     await hostCopy(stack, 's3');
     await settled(stack);

@@ -1,6 +1,6 @@
 /**
- * Where the fidelity suite runs: the emulator by default, or a real cluster when
- * `TEST_KUBECONFIG` names a kubeconfig file. Either way the suite gets a kubeconfig, a fresh
+ * Where the fidelity suite runs: the emulator in the `emulator` project, the run's real host
+ * control plane in the `real` project (test/substrate.ts), or any cluster `TEST_KUBECONFIG` names. Either way the suite gets a kubeconfig, a fresh
  * uniquely named namespace (deleted afterwards) and raw HTTP helpers that authenticate with that
  * kubeconfig (token, client certificate or CA), so the same assertions run against both.
  */
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { WatchQueue } from '../local/apiserver/watch-queue.ts';
+import { realClusters } from '../substrate.ts';
 
 /** A raw response. */
 export interface Raw {
@@ -60,13 +61,16 @@ export async function writeKubeconfig(t: Target, dir: string): Promise<string> {
   return file;
 }
 
-/** Starts the target chosen by `TEST_KUBECONFIG`. */
+/** Starts the target: `TEST_KUBECONFIG`'s cluster, the real project's host, or an emulator. */
 export async function startTarget(): Promise<Target> {
   const file = process.env.TEST_KUBECONFIG;
+  const real = realClusters();
   let cluster: EmulatedCluster | undefined;
   const kc = new KubeConfig();
   if (file) {
     kc.loadFromString(await readFile(file, 'utf8'));
+  } else if (real) {
+    kc.loadFromString(real.host.kubeconfig);
   } else {
     // A small window so the 410 test needs only a few dozen writes.
     cluster = await startCluster({ name: 'fidelity', compactionWindow: 50 });

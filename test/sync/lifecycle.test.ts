@@ -220,6 +220,39 @@ describe('3.5 lifecycle', () => {
     expect(plan(pair).status).toBe('unchanged');
   });
 
+  // Seen on a real host: when a Service gains a selector, the endpoints controller rewrites the
+  // copy's labels (ours go) and keeps its annotations (our markers stay). Before the fix, the
+  // Service losing its selector again left the object in 'conflict' until someone deleted it.
+  const controllerTookCopy = (recordedName: string) => ({
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: {
+      name: HOST_NAME,
+      namespace: 'vc-host',
+      labels: { 'endpoints.kubernetes.io/managed-by': 'endpoint-controller' },
+      annotations: {
+        'endpoints.kubernetes.io/last-change-trigger-time': '2024-01-01T00:00:00Z',
+        [`${DOMAIN}/object-name`]: recordedName,
+        [`${DOMAIN}/object-namespace`]: 'default',
+        [`${DOMAIN}/object-uid`]: 'uid-earlier',
+      },
+    },
+  });
+
+  it("a copy the endpoints controller took, still carrying this object's markers: taken over", () => {
+    const pair = pairWith('manual');
+    pair.put('host', 'endpoints', controllerTookCopy('db'));
+    const p = sync(pair);
+    expect(p).toMatchObject({ status: 'write', reasonCode: 'taken-over' });
+    expect(plan(pair).status).toBe('unchanged');
+  });
+
+  it("controller-made Endpoints carrying another object's markers: conflict, left alone", () => {
+    const pair = pairWith('manual');
+    pair.put('host', 'endpoints', controllerTookCopy('other'));
+    expect(plan(pair)).toMatchObject({ status: 'failed', reasonCode: 'conflict' });
+  });
+
   it('host copy made from an earlier object (uid differs): delete and recreate', () => {
     const pair = pairWith();
     sync(pair);

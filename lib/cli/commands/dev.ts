@@ -8,6 +8,10 @@ import { createLogger } from '../../forwarder/logger.ts';
 import { NotFoundError } from '../../kube/index.ts';
 import type { KubeObject } from '../../kube/object.ts';
 import { stackBanner } from '../../local/banner.ts';
+import {
+  ControlPlaneBinariesMissingError,
+  findControlPlaneBinaries,
+} from '../../local/control-plane/index.ts';
 import { createObjects, DEMO_OBJECTS } from '../../local/demo.ts';
 import { LOCAL_FUNCTION_NAME, type Stack, startStack } from '../../local/stack.ts';
 import {
@@ -20,7 +24,8 @@ import { kindOfKind, kindResource, resourceByPlural } from '../../sync/index.ts'
 import { type Command, type CommandIO, UsageError } from '../command.ts';
 import { processSignals, type StopSignal } from '../signals.ts';
 
-const usage = `Usage: endpoint-sync dev [--config FILE] [--virtual-kubeconfig FILE] [--host-kubeconfig FILE]
+const usage = `Usage: endpoint-sync dev [--kube emulator|real] [--config FILE]
+                         [--virtual-kubeconfig FILE] [--host-kubeconfig FILE]
                          [--name VC_NAME] [--namespace HOST_NS] [--no-demo] [--kubeconfig-dir DIR]
                          [--metrics-port N] [--s3-port N] [--lambda-port N] [--verbose]
 
@@ -31,6 +36,10 @@ EndpointSlice in the virtual cluster, prints every sync decision, and keeps sync
 Ctrl-C.
 
 Flags:
+      --kube emulator|real       the clusters started here: emulated (default, instant) or
+                                 real control planes (etcd, kube-apiserver and
+                                 kube-controller-manager; build them once with
+                                 \`npm run kube:build\`)
       --config FILE              use this local configuration file (read through file://)
                                  instead of the S3 copy of examples/endpoints.yaml; edits to it
                                  take effect within a second
@@ -151,6 +160,7 @@ const dev: Command & { stop: StopSignal } = {
     's3-port': { type: 'string' },
     'lambda-port': { type: 'string' },
     verbose: { type: 'boolean' },
+    kube: { type: 'string' },
   },
   stop: processSignals,
   async run(values, _positionals, io) {
@@ -166,10 +176,30 @@ const dev: Command & { stop: StopSignal } = {
       values['lambda-port'] === undefined ? 'ENDPOINT_SYNC_LAMBDA_PORT' : '--lambda-port',
     );
     const verbose = values['verbose'] === true;
+    const kube = str('kube') ?? 'emulator';
+    if (kube !== 'emulator' && kube !== 'real') {
+      throw new UsageError(`--kube must be emulator or real, not ${JSON.stringify(kube)}`);
+    }
+    if (kube === 'real') {
+      // Said before anything starts: the exact command that builds what is missing.
+      try {
+        findControlPlaneBinaries();
+      } catch (err) {
+        if (err instanceof ControlPlaneBinariesMissingError)
+          throw new UsageError(`--kube real: ${err.message}`);
+        throw err;
+      }
+    }
     const stopped = dev.stop();
 
-    line(io, 'endpoint-sync dev: starting the embedded stack ...');
+    line(
+      io,
+      kube === 'real'
+        ? 'endpoint-sync dev: starting two real control planes and the embedded stack ...'
+        : 'endpoint-sync dev: starting the embedded stack ...',
+    );
     const stack = await startStack({
+      kube,
       ...(s3Port === undefined ? {} : { s3Port }),
       ...(lambdaPort === undefined ? {} : { lambdaPort }),
       ...(str('config') ? { configFile: str('config') } : {}),

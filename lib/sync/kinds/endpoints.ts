@@ -163,13 +163,19 @@ export const ENDPOINTS_KIND: SyncKind = {
   immutableFields: [],
   hostOnlyLabels: [],
   skipReason: ({ key, companions }) => endpointsSkipReason(key, companions['services'] ?? null),
-  canTakeOver: (host, ctx) => {
+  canTakeOver: (host, ctx, key) => {
     const labels = host.metadata.labels ?? {};
     const annotations = host.metadata.annotations ?? {};
+    if (labels[ctx.markers.managedBy] !== undefined || !madeByEndpointsController(host)) {
+      return false;
+    }
+    // The endpoints controller replaces the labels of Endpoints it takes and keeps their
+    // annotations: a copy it took when its Service gained a selector still carries the markers
+    // of that copy. Markers of this very object claim nothing another object could lose.
+    const recorded = annotations[ctx.markers.objectName];
     return (
-      labels[ctx.markers.managedBy] === undefined &&
-      annotations[ctx.markers.objectName] === undefined &&
-      madeByEndpointsController(host)
+      recorded === undefined ||
+      (recorded === key.name && annotations[ctx.markers.objectNamespace] === key.namespace)
     );
   },
   finishHost: () => undefined,

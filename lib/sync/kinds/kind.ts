@@ -85,8 +85,11 @@ export interface SyncKind {
   readonly hostOnlyLabels: readonly string[];
   /** Why this object is not synced, beyond the generic rules (disabled, missing, controlled). */
   skipReason(input: KindInput): SkipReason | undefined;
-  /** Whether a host object of this kind that no virtual cluster marked may be taken over. */
-  canTakeOver(host: KubeObject, ctx: SyncContext): boolean;
+  /**
+   * Whether a host object of this kind that no virtual cluster manages may be taken over for
+   * the virtual object `key`.
+   */
+  canTakeOver(host: KubeObject, ctx: SyncContext, key: ObjectKey): boolean;
   /**
    * Sets the {@link hostOnlyLabels} on the finished host copy (`labels`, already in host form),
    * and puts back in `input.copy` whatever the kind never lets a patch write to the host.
