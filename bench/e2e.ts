@@ -3,9 +3,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { RESOURCES as KUBE_RESOURCES } from '../lib/kube/index.ts';
-import type { KubeObject } from '../lib/kube/object.ts';
 import { type ClusterStore, RESOURCES as EMULATED } from '../lib/local/apiserver/index.ts';
 import { startStack } from '../lib/local/stack.ts';
+import type { KubeObject } from '../lib/model/index.ts';
 import { buildForwarder, FORWARDER_BUNDLE } from '../scripts/build-forwarder.ts';
 import { figure, ratioFigure } from './support/figures.ts';
 import {

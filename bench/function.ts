@@ -35,8 +35,8 @@ import {
   NotFoundError,
   RESOURCES,
 } from '../lib/kube/index.ts';
-import type { KubeObject } from '../lib/kube/object.ts';
 import { startCluster } from '../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../lib/model/index.ts';
 import { createExpressionEngine, createNativeEngine } from '../lib/patches/expression/index.ts';
 import { fixtureConfig } from '../test/fixtures/read.ts';
 import { figure, ratioFigure } from './support/figures.ts';

@@ -10,8 +10,9 @@
  * Run: node bench/informer.ts
  */
 import { Informer, withoutManagedFields } from '../lib/forwarder/index.ts';
-import type { KubeClient, KubeObject } from '../lib/kube/index.ts';
+import type { KubeClient } from '../lib/kube/index.ts';
 import { RESOURCES } from '../lib/kube/index.ts';
+import type { KubeObject } from '../lib/model/index.ts';
 import { cpuMs } from './support/cpu-time.ts';
 import { ratioFigure } from './support/figures.ts';
 import { percentile } from './support/percentile.ts';

@@ -6,7 +6,7 @@
  * Run: node bench/patches.ts
  */
 import type { Patch } from '../lib/config/types.ts';
-import type { KubeObject } from '../lib/kube/object.ts';
+import type { KubeObject } from '../lib/model/index.ts';
 import { virtualToHostDNS } from '../lib/naming/index.ts';
 import { createExpressionEngine, type ExpressionEngine } from '../lib/patches/expression/index.ts';
 import { applyPatches, type PipelineEnv } from '../lib/patches/pipeline.ts';

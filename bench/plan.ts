@@ -7,7 +7,7 @@
  */
 import { parseConfig } from '../lib/config/index.ts';
 import type { SyncConfig } from '../lib/config/types.ts';
-import type { KubeObject } from '../lib/kube/object.ts';
+import type { KubeObject } from '../lib/model/index.ts';
 import { createExpressionEngine } from '../lib/patches/expression/index.ts';
 import { planSync } from '../lib/sync/plan.ts';
 import type { PlanInput } from '../lib/sync/plan-input.ts';

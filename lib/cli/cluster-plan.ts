@@ -18,12 +18,8 @@ import {
   withoutManagedFields,
 } from '../forwarder/index.ts';
 import { DEFAULT_CONCURRENCY, planItem, runItems } from '../functions/index.ts';
-import {
-  type KubeClient,
-  type KubeObject,
-  NotFoundError,
-  type ResourceType,
-} from '../kube/index.ts';
+import { type KubeClient, NotFoundError, type ResourceType } from '../kube/index.ts';
+import type { KubeObject } from '../model/index.ts';
 import {
   keyOfObject,
   objectKeyString,

@@ -7,7 +7,7 @@ import { formatDiagnostic, hasErrors } from '../config/diagnostic.ts';
 import { unreadableFile } from '../config/load-config-file.ts';
 import { parseConfig } from '../config/parse-config.ts';
 import type { SyncConfig } from '../config/types.ts';
-import type { KubeObject } from '../kube/object.ts';
+import type { KubeObject } from '../model/index.ts';
 import { DEFAULT_MARKER_DOMAIN } from '../naming/index.ts';
 import type { VirtualClusterIdentity } from '../sync/types.ts';
 import { type CommandIO, type CommandValues, UsageError } from './command.ts';

@@ -20,7 +20,7 @@
  * four members per object, so V8 keeps them in the object itself: a fifth, added later, moved
  * them to an out-of-object property array (32,000 of them at 10,000 Endpoints).
  */
-import type { KubeObject, ObjectMeta } from '../kube/object.ts';
+import type { KubeObject, ObjectMeta } from '../model/index.ts';
 
 /** The identity fields every trimmed object keeps (see the module comment). */
 function identity(metadata: ObjectMeta): ObjectMeta {

@@ -18,9 +18,9 @@
 import type { KubeClient } from '../kube/client.ts';
 import { type Clock, systemClock } from '../kube/clock.ts';
 import { GoneError } from '../kube/errors.ts';
-import type { KubeObject } from '../kube/object.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { WatchEvent } from '../kube/types.ts';
+import type { KubeObject } from '../model/index.ts';
 import { keyOfObject, objectKeyString } from '../model/index.ts';
 import { type BackoffPolicy, backoffDelay } from './backoff.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';

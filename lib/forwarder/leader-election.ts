@@ -14,8 +14,8 @@
 import type { KubeClient } from '../kube/client.ts';
 import { type Clock, systemClock } from '../kube/clock.ts';
 import { ConflictError, NotFoundError } from '../kube/errors.ts';
-import type { KubeObject } from '../kube/object.ts';
 import { RESOURCES } from '../kube/resources.ts';
+import type { KubeObject } from '../model/index.ts';
 import { type ForwarderLogger, silentLogger } from './logger.ts';
 
 /** Timing of the election (client-go defaults: 15 s, 10 s, 2 s). */

@@ -35,11 +35,11 @@ import {
   type Clock,
   ConflictError,
   type KubeClient,
-  type KubeObject,
   NotFoundError,
   RESOURCES,
   systemClock,
 } from '../kube/index.ts';
+import type { KubeObject } from '../model/index.ts';
 import { sha256Hex } from '../naming/index.ts';
 import {
   type LeaderElectionTiming,

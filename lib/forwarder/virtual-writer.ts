@@ -11,7 +11,7 @@
  */
 import type { KubeClient } from '../kube/client.ts';
 import { AlreadyExistsError, ConflictError, isRetryable, NotFoundError } from '../kube/errors.ts';
-import type { JsonValue } from '../kube/object.ts';
+import type { JsonValue } from '../model/index.ts';
 import { RESOURCES, type ResourceType, SYNCED_RESOURCES, type SyncRole } from '../model/index.ts';
 import type { VirtualWrite } from '../sync/types.ts';
 

@@ -5,6 +5,7 @@
  * request goes out through undici (transport.ts).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '../model/index.ts';
 import { isPlainObject } from '../model/index.ts';
 import { type Clock, systemClock } from './clock.ts';
 import {
@@ -17,7 +18,6 @@ import {
   syntheticStatus,
   TimeoutError,
 } from './errors.ts';
-import type { KubeObject } from './object.ts';
 import { TokenBucket } from './rate-limiter.ts';
 import { apiVersionOf, type ResourceType, resourcePath } from './resources.ts';
 import {

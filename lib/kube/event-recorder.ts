@@ -4,11 +4,12 @@
  * existing Event instead of creating another, a token bucket per object drops floods, and
  * nothing is ever thrown into the caller: failures are logged and counted.
  */
+
+import type { KubeObject } from '../model/index.ts';
 import { OldestFirstMap, rfc3339 } from '../model/index.ts';
 import type { KubeClient } from './client.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { AlreadyExistsError, NotFoundError } from './errors.ts';
-import type { KubeObject } from './object.ts';
 import { TokenBucket } from './rate-limiter.ts';
 import { RESOURCES } from './resources.ts';
 

@@ -37,7 +37,6 @@ export {
   kubeConfigInCluster,
   SERVICE_ACCOUNT_DIR,
 } from './kubeconfig.ts';
-export type { JsonValue, KubeObject, ObjectMeta } from './object.ts';
 export { TokenBucket, type TokenBucketOptions } from './rate-limiter.ts';
 export {
   apiVersionOf,

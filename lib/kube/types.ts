@@ -2,7 +2,7 @@
  * Data shapes that cross the kube client's boundary: API `Status` bodies, lists, watch events,
  * and the options of each verb. Types only.
  */
-import type { JsonValue, KubeObject } from './object.ts';
+import type { JsonValue, KubeObject } from '../model/index.ts';
 
 /** The Kubernetes verbs the client performs; also the `verb` of every {@link KubeApiError}. */
 export type KubeVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';

@@ -5,7 +5,7 @@
  * of a selector-less Service.
  */
 import { AlreadyExistsError, type KubeClient, RESOURCES } from '../kube/index.ts';
-import type { KubeObject } from '../kube/object.ts';
+import type { KubeObject } from '../model/index.ts';
 
 const NS = 'default';
 

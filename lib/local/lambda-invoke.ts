@@ -5,12 +5,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { seededRandom } from './apiserver/random.ts';
-import type { LambdaEndpoint, LambdaEndpointOptions, LambdaEndpointStats } from './lambda.ts';
 import type { DescribeScope } from './lambda-describe.ts';
 import type { ResolvedFunction } from './lambda-functions.ts';
 import { drain, headerOf, readBody, sendError } from './lambda-http.ts';
 import { type InvocationLog, invocationLog } from './lambda-logs.ts';
 import { type Outcome, runHandler } from './lambda-run.ts';
+import type { LambdaEndpoint, LambdaEndpointOptions, LambdaEndpointStats } from './lambda-types.ts';
 
 /** Lambda's synchronous payload limit. */
 export const MAX_SYNC_PAYLOAD_BYTES = 6 * 1024 * 1024;

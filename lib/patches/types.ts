@@ -1,7 +1,7 @@
 /**
  * Contracts between the patch pipeline, the expression sandbox and their callers.
  */
-import type { JsonValue } from '../kube/object.ts';
+import type { JsonValue } from '../model/index.ts';
 
 export type Direction = 'toHost' | 'fromHost';
 

@@ -3,7 +3,7 @@
  * of `translate.ts` around one run of the patch pipeline.
  */
 import type { Patch } from '../config/types.ts';
-import type { KubeObject } from '../kube/object.ts';
+import type { KubeObject } from '../model/index.ts';
 import { jsonEqual } from '../model/index.ts';
 import { parsePath } from '../patches/path.ts';
 import { applyPatches, type PipelineEnv, type PipelineResult } from '../patches/pipeline.ts';

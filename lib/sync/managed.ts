@@ -1,7 +1,7 @@
 /**
  * Whether a host object is a copy this virtual cluster made, and of which virtual object.
  */
-import type { KubeObject } from '../kube/object.ts';
+import type { KubeObject } from '../model/index.ts';
 import type { SyncContext } from './context.ts';
 import { hostKeyOf, resolveHostNamespace } from './namespaces.ts';
 import type { ObjectKey } from './types.ts';

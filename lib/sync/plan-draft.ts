@@ -2,7 +2,7 @@
  * The parts of a plan under construction that the planner's steps share: the draft of writes,
  * the early stop, and the write builders.
  */
-import type { KubeObject } from '../kube/object.ts';
+import type { KubeObject } from '../model/index.ts';
 import { getOwn, jsonEqual } from '../model/index.ts';
 import type { PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';

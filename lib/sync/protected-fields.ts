@@ -3,7 +3,7 @@
  * set there is put back (toHost: by `finishForHost`; fromHost: only labels and annotations are
  * read back) and named in the explain report, so that a patch author sees why it had no effect.
  */
-import type { KubeObject } from '../kube/object.ts';
+import type { KubeObject } from '../model/index.ts';
 import { getOwn, isMarkerAnnotation, isPlainObject, jsonEqual } from '../model/index.ts';
 import { formatLocation, type Location, parsePath, pathToLocation } from '../patches/path.ts';
 import type { Direction, OverriddenField, PatchReport } from '../patches/types.ts';

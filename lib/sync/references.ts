@@ -3,7 +3,7 @@
  * patch names between the two sides, using the referenced objects the caller could read, and
  * refuses any reference that would reach a host namespace this virtual cluster does not own.
  */
-import type { KubeObject } from '../kube/object.ts';
+import type { KubeObject } from '../model/index.ts';
 import { getOwn, IMPORT_CONTROLLER } from '../model/index.ts';
 import { describeRef, singleNamespaceReferences } from '../patches/references.ts';
 import {

@@ -10,7 +10,7 @@
  * and can never change or fake a marker. fromHost mirrors it: {@link prepareFromHost} strips
  * markers and restores label keys, the reverse patches run, and the caller reads the result.
  */
-import type { KubeObject, ObjectMeta } from '../kube/object.ts';
+import type { KubeObject, ObjectMeta } from '../model/index.ts';
 import {
   cloneJson,
   getOwn,

@@ -12,13 +12,9 @@ import { main } from '../../lib/cli/main.ts';
 import { parseConfig } from '../../lib/config/parse-config.ts';
 import type { SyncConfig } from '../../lib/config/types.ts';
 import { syncItem } from '../../lib/functions/index.ts';
-import {
-  createKubeClient,
-  type KubeObject,
-  kubeConfigFromString,
-  RESOURCES,
-} from '../../lib/kube/index.ts';
+import { createKubeClient, kubeConfigFromString, RESOURCES } from '../../lib/kube/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import {
   createExpressionEngine,
   type ExpressionEngine,

@@ -8,7 +8,7 @@
  * whole desired object on both: see docs/vcluster-compatibility.md for why.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';

@@ -6,7 +6,7 @@
  * cluster `suffix`, host namespace `test`), so the expected objects are vcluster's own.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { hostName } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';

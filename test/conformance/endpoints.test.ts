@@ -4,7 +4,7 @@
  * vcluster's domain (`vcluster.loft.sh`) so the expected objects are vcluster's own.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { planSync } from '../../lib/sync/plan.ts';

@@ -7,8 +7,9 @@
  * of the clusters, not the system under test, so they must land exactly once whatever the
  * injected API faults do to HTTP clients.
  */
-import type { KubeObject } from '../../lib/kube/object.ts';
+
 import type { ClusterStore } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 
 /** Namespaces of the pool (created by {@link prepareNamespaces}). */
 export const CHAOS_NAMESPACES = ['default', 'chaos-a', 'chaos-b'];

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKubeClient, kubeConfigFromFile, RESOURCES } from '../../lib/kube/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { SUBSTRATE } from '../substrate.ts';
 import { firstIp, until } from './helpers.ts';
 
@@ -124,4 +124,24 @@ describe('endpoint-sync dev (npm start)', () => {
     expect(code, `output:\n${out}\nstderr:\n${err}`).toBe(0);
     expect(out).toContain('SIGINT: stopping');
   }, 120_000);
+
+  it('--kube real without the built programs says how to build them, before starting anything', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'endpoint-sync-e2e-dev-'));
+    const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [BIN, 'dev', '--kube', 'real'],
+        // An empty cache: nothing built there.
+        { env: { ...process.env, XDG_CACHE_HOME: dir }, timeout: 30_000 },
+        (err, stdout, stderr) =>
+          resolve({
+            code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
+            out: stdout + stderr,
+          }),
+      );
+    });
+    expect(run.code).toBe(1);
+    expect(run.out).toContain('--kube real: kube-apiserver and kube-controller-manager');
+    expect(run.out).toContain('run `npm run kube:build`');
+  });
 });

@@ -9,8 +9,8 @@ import type { SyncEvent } from '../../lib/contract/event.ts';
 import type { SyncResult } from '../../lib/contract/result.ts';
 import { createForwarder, type Forwarder, LambdaInvoker } from '../../lib/forwarder/index.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import { LOCAL_FUNCTION_NAME, type Stack } from '../../lib/local/stack.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import {
   createVirtual,
   endpoints,

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchedResult } from '../../lib/forwarder/index.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import type { Stack } from '../../lib/local/stack.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import {
   createVirtual,
   endpointSlice,

@@ -7,8 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { parseConfig } from '../../lib/config/index.ts';
 import type { SyncConfig } from '../../lib/config/types.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import type { Stack } from '../../lib/local/stack.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import {
   createExpressionEngine,
   type ExpressionEngine,

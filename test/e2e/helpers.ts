@@ -11,13 +11,13 @@ import {
   RESOURCES,
   type ResourceType,
 } from '../../lib/kube/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import {
   LOCAL_FUNCTION_NAME,
   type Stack,
   type StackOptions,
   startStack,
 } from '../../lib/local/stack.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { hostName } from '../../lib/naming/index.ts';
 import { resetCluster } from '../real/reset.ts';
 import { realClient, realClusters } from '../substrate.ts';

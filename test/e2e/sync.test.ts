@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESOURCES } from '../../lib/kube/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import type { Stack } from '../../lib/local/stack.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { shortName } from '../../lib/naming/index.ts';
 import { SUBSTRATE } from '../substrate.ts';
 import {

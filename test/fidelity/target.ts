@@ -61,21 +61,8 @@ export async function writeKubeconfig(t: Target, dir: string): Promise<string> {
   return file;
 }
 
-/** Starts the target: `TEST_KUBECONFIG`'s cluster, the real project's host, or an emulator. */
-export async function startTarget(): Promise<Target> {
-  const file = process.env.TEST_KUBECONFIG;
-  const real = realClusters();
-  let cluster: EmulatedCluster | undefined;
-  const kc = new KubeConfig();
-  if (file) {
-    kc.loadFromString(await readFile(file, 'utf8'));
-  } else if (real) {
-    kc.loadFromString(real.host.kubeconfig);
-  } else {
-    // A small window so the 410 test needs only a few dozen writes.
-    cluster = await startCluster({ name: 'fidelity', compactionWindow: 50 });
-    kc.loadFromString(cluster.kubeconfig);
-  }
+/** Raw HTTP to the cluster of `kc`, authenticated as its kubeconfig says (token, certificate, CA). */
+export async function connect(kc: KubeConfig): Promise<Pick<Target, 'request' | 'watch'>> {
   const server = new URL(kc.getCurrentCluster()!.server);
   const options: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
@@ -149,6 +136,25 @@ export async function startTarget(): Promise<Target> {
     };
   };
 
+  return { request, watch };
+}
+
+/** Starts the target: `TEST_KUBECONFIG`'s cluster, the real project's host, or an emulator. */
+export async function startTarget(): Promise<Target> {
+  const file = process.env.TEST_KUBECONFIG;
+  const real = realClusters();
+  let cluster: EmulatedCluster | undefined;
+  const kc = new KubeConfig();
+  if (file) {
+    kc.loadFromString(await readFile(file, 'utf8'));
+  } else if (real) {
+    kc.loadFromString(real.host.kubeconfig);
+  } else {
+    // A small window so the 410 test needs only a few dozen writes.
+    cluster = await startCluster({ name: 'fidelity', compactionWindow: 50 });
+    kc.loadFromString(cluster.kubeconfig);
+  }
+  const { request, watch } = await connect(kc);
   const namespace = `fidelity-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
   const created = await request('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
   if (created.status !== 201) {

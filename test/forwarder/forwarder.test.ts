@@ -5,8 +5,8 @@ import {
   type ForwarderOptions,
 } from '../../lib/forwarder/forwarder.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { hostName } from '../../lib/naming/host-name.ts';
 import { clusterWithClient, endpoints, RecordingLogger, waitFor } from './helpers.ts';
 import { PlanInvoker } from './plan-invoker.ts';

@@ -7,9 +7,9 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { ForwarderLogger } from '../../lib/forwarder/logger.ts';
 import { createKubeClient, type KubeClient } from '../../lib/kube/client.ts';
 import { kubeConfigFromString } from '../../lib/kube/kubeconfig.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import type { ClusterOptions } from '../../lib/local/apiserver/cluster.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 
 /** An emulated cluster and a real client on it (no client-side rate limit, quick retries). */
 export async function clusterWithClient(

@@ -5,9 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Informer, type RestartCause } from '../../lib/forwarder/informer.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import { RESOURCES } from '../../lib/kube/resources.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { clusterWithClient, endpoints, waitFor } from './helpers.ts';
 
 let cluster: EmulatedCluster;

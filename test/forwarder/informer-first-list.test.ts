@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Informer } from '../../lib/forwarder/informer.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import { RESOURCES } from '../../lib/kube/resources.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { clusterWithClient, endpoints } from './helpers.ts';
 
 let informer: Informer | undefined;

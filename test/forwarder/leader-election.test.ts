@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LeaderElector } from '../../lib/forwarder/leader-election.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { clusterWithClient, waitFor } from './helpers.ts';
 
 let cluster: EmulatedCluster;

@@ -9,8 +9,8 @@
 import { type EventItem, type SyncEvent, upgradeItem } from '../../lib/contract/event.ts';
 import type { ItemResult, SyncResult } from '../../lib/contract/result.ts';
 import type { Invoker } from '../../lib/forwarder/invoker.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { hostName } from '../../lib/naming/host-name.ts';
 import type { VirtualWrite } from '../../lib/sync/types.ts';
 

@@ -12,8 +12,8 @@ import { createForwarder, type Forwarder } from '../../lib/forwarder/forwarder.t
 import type { Invoker } from '../../lib/forwarder/invoker.ts';
 import { ShardRing } from '../../lib/forwarder/shard-ring.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import { RESOURCES as EMULATED, type EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { hostName } from '../../lib/naming/host-name.ts';
 import {
   clientOf,

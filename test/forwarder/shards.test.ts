@@ -12,8 +12,8 @@ import {
   Shards,
 } from '../../lib/forwarder/shards.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import {
   clientOf,
   closeRelays,

@@ -14,10 +14,10 @@ import {
   singleTenant,
 } from '../../lib/functions/index.ts';
 import { createKubeClient, type KubeClient, kubeConfigFromString } from '../../lib/kube/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import { type LambdaEndpoint, startLambdaEndpoint } from '../../lib/local/lambda.ts';
 import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import type { TenantGate } from '../../lib/tenancy/index.ts';
 
 export const FUNCTION_NAME = 'endpoint-sync-dev-sync';

@@ -21,7 +21,7 @@ import {
   type PlannerIncident,
   type WorkerPlannerOptions,
 } from '../../lib/functions/planner/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import {
   createExpressionEngine,
   createNativeEngine,

@@ -7,7 +7,6 @@ import {
   GoneError,
   InvalidError,
   type KubeClient,
-  type KubeObject,
   kubeConfigFromString,
   NotFoundError,
   RESOURCES,
@@ -16,6 +15,7 @@ import {
   type WatchEvent,
 } from '../../lib/kube/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 
 let cluster: EmulatedCluster;
 let client: KubeClient;

@@ -3,11 +3,11 @@ import {
   createKubeClient,
   EventRecorder,
   type KubeClient,
-  type KubeObject,
   kubeConfigFromString,
   RESOURCES,
 } from '../../lib/kube/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { fakeClock } from './scripted-server.ts';
 
 let cluster: EmulatedCluster;

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Patch } from '../../lib/config/types.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { applyPatches, type PipelineEnv } from '../../lib/patches/pipeline.ts';
 import type { EvalResult } from '../../lib/patches/types.ts';
 

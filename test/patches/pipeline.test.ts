@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Patch, ReferenceSpec } from '../../lib/config/types.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { shortName } from '../../lib/naming/index.ts';
 import {
   createExpressionEngine,

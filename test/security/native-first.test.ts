@@ -14,7 +14,7 @@ import {
   NATIVE_PLAN_BUDGET,
   nativeFirstPlanner,
 } from '../../lib/functions/planner/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import {
   createExpressionEngine,
   createNativeEngine,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../lib/config/index.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { createNativeEngine } from '../../lib/patches/index.ts';
 import { type PlanInput, planSync } from '../../lib/sync/index.ts';
 

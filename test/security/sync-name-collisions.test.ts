@@ -7,7 +7,7 @@
  * of another virtual object is left alone (`conflict`), whatever the uid or the skip reason.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { hostName } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';

@@ -4,7 +4,7 @@
  */
 import { parseConfig } from '../../lib/config/index.ts';
 import type { SyncConfig } from '../../lib/config/types.ts';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { applyMergePatch } from '../../lib/model/index.ts';
 import { hostKeyOf } from '../../lib/sync/namespaces.ts';
 import type { PlanInput } from '../../lib/sync/plan-input.ts';

@@ -3,7 +3,7 @@
  * and the security boundary.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { hostName, shortName } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { cloneJson, isPlainObject, jsonEqual } from '../../lib/model/index.ts';
 import { type SyncContext, syncContext } from '../../lib/sync/context.ts';
 import { hostKeyOf } from '../../lib/sync/index.ts';

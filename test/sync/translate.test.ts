@@ -3,7 +3,7 @@
  * markers, reserved label keys, Pod targetRefs, and the managed check.
  */
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../lib/kube/object.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { hostName, shortName, translateLabelKey } from '../../lib/naming/index.ts';
 import { syncContext } from '../../lib/sync/context.ts';
 import { managedState } from '../../lib/sync/managed.ts';

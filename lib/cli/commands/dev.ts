@@ -6,14 +6,10 @@
 import type { DispatchedResult, ParkedItem } from '../../forwarder/dispatcher.ts';
 import { createLogger } from '../../forwarder/logger.ts';
 import { NotFoundError } from '../../kube/index.ts';
-import type { KubeObject } from '../../kube/object.ts';
 import { stackBanner } from '../../local/banner.ts';
-import {
-  ControlPlaneBinariesMissingError,
-  findControlPlaneBinaries,
-} from '../../local/control-plane/index.ts';
 import { createObjects, DEMO_OBJECTS } from '../../local/demo.ts';
 import { LOCAL_FUNCTION_NAME, type Stack, startStack } from '../../local/stack.ts';
+import type { KubeObject } from '../../model/index.ts';
 import {
   describeWrite,
   keyOfObject,
@@ -95,6 +91,15 @@ function portInUse(err: unknown): UsageError | undefined {
     `port ${e.port ?? '(pinned)'} on 127.0.0.1 is already in use; pick another with --s3-port, ` +
       '--lambda-port or --metrics-port (0 picks a free one)',
   );
+}
+
+/**
+ * `--kube real` without the built programs, as a usage error with the command that builds them
+ * (the stack checks before it starts anything).
+ */
+function binariesMissing(err: unknown): UsageError | undefined {
+  if ((err as Error)?.name !== 'ControlPlaneBinariesMissingError') return undefined;
+  return new UsageError(`--kube real: ${(err as Error).message}`);
 }
 
 /** Labels and annotations whose host value differs from the virtual one: the patches' work. */
@@ -180,16 +185,6 @@ const dev: Command & { stop: StopSignal } = {
     if (kube !== 'emulator' && kube !== 'real') {
       throw new UsageError(`--kube must be emulator or real, not ${JSON.stringify(kube)}`);
     }
-    if (kube === 'real') {
-      // Said before anything starts: the exact command that builds what is missing.
-      try {
-        findControlPlaneBinaries();
-      } catch (err) {
-        if (err instanceof ControlPlaneBinariesMissingError)
-          throw new UsageError(`--kube real: ${err.message}`);
-        throw err;
-      }
-    }
     const stopped = dev.stop();
 
     line(
@@ -215,7 +210,7 @@ const dev: Command & { stop: StopSignal } = {
       echoFunctionLogs: verbose,
       ...(verbose ? { logger: createLogger() } : {}),
     }).catch((err: unknown) => {
-      throw portInUse(err) ?? err;
+      throw portInUse(err) ?? binariesMissing(err) ?? err;
     });
     try {
       line(io);

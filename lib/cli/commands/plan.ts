@@ -15,9 +15,9 @@ import {
   KubeApiError,
   type KubeClient,
   KubeConfigError,
-  type KubeObject,
   kubeConfigFromFile,
 } from '../../kube/index.ts';
+import type { KubeObject } from '../../model/index.ts';
 import { describeWrite, resourceKeyString } from '../../model/index.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
 import {

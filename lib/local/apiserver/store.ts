@@ -5,7 +5,7 @@
  * concurrency, preconditions, finalizers, dry run). The HTTP layer and in-process callers use the
  * same methods, so both see identical results and resourceVersions.
  */
-import type { KubeObject } from '../../kube/object.ts';
+import type { KubeObject } from '../../model/index.ts';
 import { cloneJson, isPlainObject, OldestFirstMap, rfc3339 } from '../../model/index.ts';
 import { decodeBody } from './decode-body.ts';
 import {

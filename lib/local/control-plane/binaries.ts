@@ -71,7 +71,7 @@ export function findControlPlaneBinaries(
   const missing: string[] = [];
   if (!existsSync(apiserver) || !existsSync(controllerManager)) {
     missing.push(
-      `kube-apiserver and kube-controller-manager ${version} are not built (looked in ${dir}): run \`npm run kube:build\` (needs Go 1.26; about 15 minutes on 2 cores the first time)`,
+      `kube-apiserver and kube-controller-manager ${version} are not built (looked in ${dir}): run \`npm run kube:build\` (needs Go 1.26; about 10 minutes on 2 cores the first time)`,
     );
   }
   const etcd = env.ETCD || onPath('etcd', env);

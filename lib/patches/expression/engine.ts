@@ -8,7 +8,7 @@
  * drops it; test/functions/package.test.ts checks the function's bundle).
  */
 
-import type { JsonValue } from '../../kube/object.ts';
+import type { JsonValue } from '../../model/index.ts';
 import { errorClass } from '../../model/index.ts';
 import { NamingError, virtualToHostDNS } from '../../naming/index.ts';
 import type { EvalResult, Evaluator, ExpressionContext, ExpressionError } from '../types.ts';
