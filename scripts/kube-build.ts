@@ -82,14 +82,18 @@ const go = spawn(
 );
 // `go build -v` names each package as it compiles it: a line every 100 packages is the progress.
 let packages = 0;
-const errors: string[] = [];
+let downloads = 0;
 createInterface({ input: go.stderr }).on('line', (line) => {
-  if (/^[\w.-]+(\/[\w.@~+-]+)*$/.test(line)) {
+  // A cold module cache: one line per module fetched, summed up instead of printed.
+  if (line.startsWith('go: downloading ')) {
+    downloads += 1;
+    if (downloads % 100 === 0)
+      console.log(`kube:build: ${downloads} modules downloaded (${elapsed()})`);
+  } else if (/^[\w.-]+(\/[\w.@~+-]+)*$/.test(line)) {
     packages += 1;
     if (packages % 100 === 0)
       console.log(`kube:build: ${packages} packages compiled (${elapsed()})`);
   } else {
-    errors.push(line);
     console.error(line);
   }
 });

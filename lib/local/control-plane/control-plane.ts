@@ -143,6 +143,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const logFile = join(dir, `${procName}.log`);
     const log = createWriteStream(logFile);
     const proc = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A program that cannot start (ENOENT, EACCES) reports it here, after spawn returned.
+    proc.once('error', (err) => log.write(`could not start ${program}: ${err.message}\n`));
     proc.stdout?.pipe(log);
     proc.stderr?.pipe(log);
     track(proc);
