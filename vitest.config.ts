@@ -5,7 +5,22 @@ import { findControlPlaneBinaries } from './lib/local/control-plane/index.ts';
  * The test files that run a second time against real control planes (the `real` project): every
  * file that talks to Kubernetes only through a kubeconfig, and the real controllers' own suite.
  */
-const REAL_FILES = ['test/real/**/*.test.ts', 'test/e2e/*.test.ts', 'test/fidelity/*.test.ts'];
+const REAL_FILES = [
+  'test/real/**/*.test.ts',
+  'test/e2e/*.test.ts',
+  'test/fidelity/*.test.ts',
+  // Through test/cluster.ts: the forwarder's informers, Leases and shards, the function's host
+  // writes (preconditions, conflicts, re-plans) and the cluster-wide dry run.
+  'test/forwarder/informer.test.ts',
+  'test/forwarder/informer-filter.test.ts',
+  'test/forwarder/informer-first-list.test.ts',
+  'test/forwarder/leader-election.test.ts',
+  'test/forwarder/shards.test.ts',
+  'test/functions/sync.test.ts',
+  'test/functions/faults.test.ts',
+  'test/functions/endpoint-slices.test.ts',
+  'test/cli/cluster-plan.test.ts',
+];
 
 /** Why the real project cannot run here, or undefined when it can. */
 function realUnavailable(): string | undefined {
@@ -55,12 +70,11 @@ export default defineConfig({
             test: {
               name: 'real',
               include: REAL_FILES,
-              // The chaos run drives the emulator's store and fault injector directly.
-              exclude: ['test/real/unavailable.test.ts', 'test/e2e/chaos.test.ts'],
+              exclude: ['test/real/unavailable.test.ts'],
               globalSetup: ['test/real/global-setup.ts'],
               // One pair of control planes for the run: its files take turns on it.
               fileParallelism: false,
-              testTimeout: 60_000,
+              testTimeout: 180_000,
               hookTimeout: 120_000,
               sequence: { groupOrder: 1 },
             },

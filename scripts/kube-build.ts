@@ -58,7 +58,7 @@ const ldflags = [
 const started = Date.now();
 const elapsed = () => `${Math.round((Date.now() - started) / 1000)}s`;
 console.log(
-  `kube:build: building ${programs.join(' and ')} ${version} with ${process.env.GO ?? 'go'} into ${dir} (a cold build downloads about 1 GB of modules and takes 10 to 20 minutes on 2 cores)`,
+  `kube:build: building ${programs.join(' and ')} ${version} with ${process.env.GO ?? 'go'} into ${dir} (a cold build downloads about 700 MB of modules and takes about 10 minutes on 2 idle cores)`,
 );
 mkdirSync(dir, { recursive: true });
 // Built into a temporary folder and moved at the end, so a stopped build never looks finished.

@@ -1,8 +1,13 @@
 /**
  * `endpoint-sync plan --virtual-kubeconfig V --host-kubeconfig H`: the cluster-wide dry run
- * through the real CLI dispatcher, against two emulated clusters over HTTP, over every item kind
- * the forwarder watches (Endpoints and EndpointSlices). The clusters answer
- * every write with an injected error, and the injector's count proves none was sent.
+ * through the real CLI dispatcher, against two clusters over HTTP (test/cluster.ts: emulators,
+ * and in the `real` project the run's two real control planes behind fault proxies), over every
+ * item kind the forwarder watches (Endpoints and EndpointSlices). The clusters answer every
+ * write with an injected error, and the injector's count proves none was sent.
+ *
+ * The dry run reads the whole virtual cluster, so on real that cluster is first put back to how
+ * it started (test/real/reset.ts), and what its controllers make of the test's objects is part of
+ * the plan: see {@link foreignEntries}.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,14 +16,18 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { parseConfig } from '../../lib/config/parse-config.ts';
 import type { SyncConfig } from '../../lib/config/types.ts';
+import { withoutManagedFields } from '../../lib/forwarder/index.ts';
 import { syncItem } from '../../lib/functions/index.ts';
 import { createKubeClient, kubeConfigFromString, RESOURCES } from '../../lib/kube/index.ts';
-import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
+import { hostName } from '../../lib/naming/index.ts';
 import {
   createExpressionEngine,
   type ExpressionEngine,
 } from '../../lib/patches/expression/index.ts';
+import { startTestCluster, type TestCluster } from '../cluster.ts';
+import { waitFor } from '../forwarder/helpers.ts';
+import { SUBSTRATE } from '../substrate.ts';
 import { bufferIO } from './buffer-io.ts';
 
 const CONFIG = `
@@ -31,14 +40,27 @@ sync:
           expression: 'value === "boom" ? value.no.such : "pre-" + value'
           reverseExpression: value.slice(4)
 `;
-const identity = { name: 'vc', hostNamespace: 'vc-host', markerDomain: 'virtualcluster.loft.sh' };
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete'] as const;
+
+let virtual: TestCluster;
+let host: TestCluster;
+/** The virtual namespace of the test's objects (`default` on the emulator). */
+let NS: string;
+/** The host namespace (`vc-host` on the emulator). */
+let HOST: string;
+let dir: string;
+let engine: ExpressionEngine;
+let config: SyncConfig;
+const files = { 'c.yaml': CONFIG };
+
+/** `namespace/name` of the host copy of virtual object `name`. */
+const copyOf = (name: string) => `${HOST}/${hostName(name, NS, 'vc')}`;
 
 function endpoints(name: string, ip: string): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Endpoints',
-    metadata: { name, namespace: 'default', annotations: { team: 'ops' } },
+    metadata: { name, namespace: NS, annotations: { team: 'ops' } },
     subsets: [{ addresses: [{ ip }], ports: [{ port: 5432 }] }],
   } as KubeObject;
 }
@@ -49,7 +71,7 @@ function slice(name: string, service: string, ip: string): KubeObject {
     kind: 'EndpointSlice',
     metadata: {
       name,
-      namespace: 'default',
+      namespace: NS,
       labels: { 'kubernetes.io/service-name': service },
       annotations: { team: 'ops' },
     },
@@ -63,17 +85,10 @@ function service(name: string, selector?: Record<string, string>): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name, namespace: 'default' },
+    metadata: { name, namespace: NS },
     spec: { ports: [{ port: 5432 }], ...(selector ? { selector } : {}) },
   } as KubeObject;
 }
-
-let virtual: EmulatedCluster;
-let host: EmulatedCluster;
-let dir: string;
-let engine: ExpressionEngine;
-let config: SyncConfig;
-const files = { 'c.yaml': CONFIG };
 
 /**
  * Syncs one key for real (the function's write path), to put the host in a known state: an
@@ -81,18 +96,22 @@ const files = { 'c.yaml': CONFIG };
  */
 async function syncForReal(name: string, resource = 'endpoints', service = name): Promise<void> {
   const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
-  const peek = (r: string, n: string) =>
-    (virtual.store.peek(r, 'default', n) ?? null) as KubeObject | null;
+  // As the forwarder's informers hand them (a real server records managedFields).
+  const peek = async (r: string, n: string) => {
+    const found = await virtual.peek(r, NS, n);
+    return found ? withoutManagedFields(found) : null;
+  };
+  const identity = { name: 'vc', hostNamespace: HOST, markerDomain: 'virtualcluster.loft.sh' };
   const out = await syncItem(
     {
       id: '1',
       direction: 'toHost',
-      key: { resource, namespace: 'default', name },
-      virtualObject: peek(resource, name),
+      key: { resource, namespace: NS, name },
+      virtualObject: await peek(resource, name),
       companions: [
         {
-          key: { resource: 'services', namespace: 'default', name: service },
-          object: peek('services', service),
+          key: { resource: 'services', namespace: NS, name: service },
+          object: await peek('services', service),
         },
       ],
     },
@@ -107,6 +126,7 @@ async function dryRun(...extra: string[]) {
 }
 
 async function dryRunWith(io: ReturnType<typeof bufferIO>, ...extra: string[]) {
+  await controllersSettled();
   const code = await main(
     [
       'plan',
@@ -119,7 +139,7 @@ async function dryRunWith(io: ReturnType<typeof bufferIO>, ...extra: string[]) {
       '--name',
       'vc',
       '--namespace',
-      'vc-host',
+      HOST,
       ...extra,
     ],
     io,
@@ -139,48 +159,139 @@ function refuseWrites(): () => number {
   return () => virtual.faults.count + host.faults.count - before;
 }
 
+/** The label with which an EndpointSlice names the controller that manages it. */
+const MANAGED_BY = 'endpointslice.kubernetes.io/managed-by';
+
+/**
+ * On real, waits until the virtual cluster's controllers have made what they make of the test's
+ * objects: one EndpointSlice per Service with a selector (the EndpointSlice controller's) and
+ * per selector-less Service with Endpoints (mirrored from them), none for the others (a mirrored
+ * slice goes with its Endpoints). Each plan would otherwise see them at whatever point they had
+ * reached. The emulator runs no controllers.
+ */
+async function controllersSettled(): Promise<void> {
+  if (SUBSTRATE === 'emulator') return;
+  await waitFor(
+    "the virtual controllers to make the slices of the test's Services",
+    async () => {
+      const [services, endpoints, slices] = await Promise.all(
+        ['services', 'endpoints', 'endpointslices'].map((r) => virtual.list(r, NS)),
+      );
+      const names = new Set(endpoints!.map((e) => e.metadata.name));
+      return services!.every((svc) => {
+        const made = slices!.filter(
+          (s) =>
+            s.metadata.labels?.['kubernetes.io/service-name'] === svc.metadata.name &&
+            s.metadata.labels?.[MANAGED_BY] !== undefined,
+        );
+        const selector = (svc as { spec?: { selector?: object } }).spec?.selector;
+        return made.length === (selector || names.has(svc.metadata.name) ? 1 : 0);
+      });
+    },
+    20_000,
+  );
+}
+
+/** One key of the JSON report. */
+interface Entry {
+  key: { resource: string; namespace: string; name: string };
+  status: string;
+  reasonCode: string;
+  writes: unknown[];
+}
+
+/** The names the test gives its virtual objects: the keys whose plans it states. */
+const OWN = new Set(['same', 'moved', 'gone', 'db', 'web', 'bad']);
+const isOwn = (e: Entry) =>
+  e.key.namespace === NS && (OWN.has(e.key.name) || e.key.name.startsWith('metrics-'));
+
+/**
+ * The keys of a dry run (with `extra` flags) that are not the test's: none on the emulator. On a
+ * real virtual cluster, the slices its controllers make of the test's Services
+ * ({@link controllersSettled}): the EndpointSlice mirroring controller's of `same`, `moved`
+ * and `db` (skipped: `mirrored-slice`) and the EndpointSlice controller's of `web` (skipped:
+ * `service-has-selector`). The sync leaves each of them alone, which the caller checks.
+ */
+async function foreignEntries(...extra: string[]): Promise<Entry[]> {
+  const r = await dryRun('-o', 'json', ...extra);
+  const entries = (JSON.parse(r.stdout) as { entries: Entry[] }).entries;
+  return entries.filter((e) => !isOwn(e));
+}
+
+/**
+ * Every foreign entry is a slice of the test's namespace, skipped without a write; on the
+ * emulator there is none.
+ */
+function expectLeftAlone(foreign: Entry[]): void {
+  if (SUBSTRATE === 'emulator') expect(foreign).toEqual([]);
+  for (const e of foreign) {
+    expect([e.key.resource, e.key.namespace, e.status, e.writes], e.key.name).toEqual([
+      'endpointslices',
+      NS,
+      'skipped',
+      [],
+    ]);
+  }
+}
+
+/**
+ * The `skipped` part of the summary line: `own` (reason code -> count) plus the foreign keys',
+ * as the report orders them.
+ */
+function skippedPart(own: Record<string, number>, foreign: Entry[]): string {
+  const counts = { ...own };
+  for (const e of foreign) counts[e.reasonCode] = (counts[e.reasonCode] ?? 0) + 1;
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const parts = Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([code, n]) => `${code} ${n}`);
+  return `${total} skipped${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
+}
+
 beforeAll(async () => {
-  virtual = await startCluster({ name: 'virtual' });
-  host = await startCluster({ name: 'host', namespaces: ['default', 'vc-host'] });
+  virtual = await startTestCluster({ role: 'virtual', namespaces: ['default'], reset: true });
+  host = await startTestCluster({ role: 'host', namespaces: ['vc-host'] });
+  NS = virtual.ns('default');
+  HOST = host.ns('vc-host');
   dir = await mkdtemp(join(tmpdir(), 'cluster-plan-'));
   await writeFile(join(dir, 'virtual'), virtual.kubeconfig);
   await writeFile(join(dir, 'host'), host.kubeconfig);
   engine = await createExpressionEngine();
   config = parseConfig(CONFIG, 'c.yaml').config!;
 
-  const put = (resource: string, o: KubeObject) => virtual.store.create(resource, 'default', o);
+  const put = (resource: string, o: KubeObject) => virtual.create(resource, NS, o);
   // in sync already
-  put('endpoints', endpoints('same', '10.0.0.1'));
-  put('services', service('same'));
+  await put('endpoints', endpoints('same', '10.0.0.1'));
+  await put('services', service('same'));
   // to update: synced, then its address changes
-  put('endpoints', endpoints('moved', '10.0.0.2'));
-  put('services', service('moved'));
+  await put('endpoints', endpoints('moved', '10.0.0.2'));
+  await put('services', service('moved'));
   // to delete: synced, then the virtual Endpoints goes away
-  put('endpoints', endpoints('gone', '10.0.0.3'));
-  put('services', service('gone'));
+  await put('endpoints', endpoints('gone', '10.0.0.3'));
+  await put('services', service('gone'));
   for (const name of ['same', 'moved', 'gone']) await syncForReal(name);
-  const moved = virtual.store.get('endpoints', 'default', 'moved');
-  virtual.store.update('endpoints', 'default', {
+  const moved = await virtual.get('endpoints', NS, 'moved');
+  await virtual.update('endpoints', NS, {
     ...moved,
     subsets: [{ addresses: [{ ip: '10.0.0.22' }], ports: [{ port: 5432 }] }],
   });
-  virtual.store.delete('endpoints', 'default', 'gone');
+  await virtual.delete('endpoints', NS, 'gone');
   // to create
-  put('endpoints', endpoints('db', '10.0.0.4'));
-  put('services', service('db'));
+  await put('endpoints', endpoints('db', '10.0.0.4'));
+  await put('services', service('db'));
   // skipped: the Service has a selector (the endpoints controller owns the Endpoints)
-  put('endpoints', endpoints('web', '10.0.0.5'));
-  put('services', service('web', { app: 'web' }));
+  await put('endpoints', endpoints('web', '10.0.0.5'));
+  await put('services', service('web', { app: 'web' }));
   // EndpointSlices of the selector-less Service metrics: one to create, one in sync, and one
   // synced whose virtual slice then went away (to delete)
-  put('services', service('metrics'));
-  put('endpointslices', slice('metrics-same', 'metrics', '10.0.0.7'));
-  put('endpointslices', slice('metrics-gone', 'metrics', '10.0.0.8'));
+  await put('services', service('metrics'));
+  await put('endpointslices', slice('metrics-same', 'metrics', '10.0.0.7'));
+  await put('endpointslices', slice('metrics-gone', 'metrics', '10.0.0.8'));
   for (const name of ['metrics-same', 'metrics-gone']) {
     await syncForReal(name, 'endpointslices', 'metrics');
   }
-  virtual.store.delete('endpointslices', 'default', 'metrics-gone');
-  put('endpointslices', slice('metrics-new', 'metrics', '10.0.0.6'));
+  await virtual.delete('endpointslices', NS, 'metrics-gone');
+  await put('endpointslices', slice('metrics-new', 'metrics', '10.0.0.6'));
 });
 
 afterEach(() => {
@@ -189,55 +300,76 @@ afterEach(() => {
 });
 
 afterAll(async () => {
-  engine.dispose();
-  await Promise.all([virtual.close(), host.close()]);
-  await rm(dir, { recursive: true, force: true });
+  engine?.dispose();
+  await Promise.all([virtual?.close(), host?.close()]);
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe('endpoint-sync plan over a live virtual cluster', () => {
+describe(`endpoint-sync plan over a live virtual cluster (${SUBSTRATE})`, () => {
   it('lists what the sync would create, update, delete and skip, exits 1, and writes nothing', async () => {
-    const hostBefore = host.store.list('endpoints', 'vc-host');
-    const hostSlicesBefore = host.store.list('endpointslices', 'vc-host');
-    const virtualVersion = virtual.store.resourceVersion();
+    const foreign = await foreignEntries();
+    expectLeftAlone(foreign);
+    // The controllers' slices, by the Service they belong to (their names end in a random part).
+    expect(
+      foreign.map((e) => `${e.key.name.replace(/-[a-z0-9]{5}$/, '')} ${e.reasonCode}`).sort(),
+    ).toEqual(
+      SUBSTRATE === 'emulator'
+        ? []
+        : [
+            'db mirrored-slice',
+            'moved mirrored-slice',
+            'same mirrored-slice',
+            'web service-has-selector',
+          ],
+    );
+    const snapshot = async (cluster: TestCluster, namespace: string) =>
+      Promise.all(
+        ['endpoints', 'services', 'endpointslices'].map((r) => cluster.list(r, namespace)),
+      );
+    const hostBefore = await snapshot(host, HOST);
+    const virtualBefore = await snapshot(virtual, NS);
     const refused = refuseWrites();
     const r = await dryRun();
     expect(r.code, r.stderr).toBe(1);
     const lines = r.stdout.split('\n');
     const line = (key: string) => lines.find((l) => l.includes(` ${key} `)) ?? '';
-    expect(line('endpoints/default/db')).toMatch(/^ {2}write +endpoints\/default\/db \[created\]/);
-    expect(r.stdout).toContain('host create endpoints vc-host/db-x-default-x-vc');
-    expect(line('endpoints/default/moved')).toMatch(/write +endpoints\/default\/moved \[updated\]/);
-    expect(r.stdout).toContain('host update endpoints vc-host/moved-x-default-x-vc');
-    expect(line('endpoints/default/gone')).toMatch(/write +endpoints\/default\/gone/);
-    expect(r.stdout).toContain('host delete endpoints vc-host/gone-x-default-x-vc');
-    expect(line('endpoints/default/web')).toMatch(
-      /skip +endpoints\/default\/web \[service-has-selector\]/,
+    expect(line(`endpoints/${NS}/db`)).toMatch(
+      new RegExp(`^ {2}write +endpoints/${NS}/db \\[created\\]`),
     );
-    expect(r.stdout).not.toContain('default/same');
+    expect(r.stdout).toContain(`host create endpoints ${copyOf('db')}`);
+    expect(line(`endpoints/${NS}/moved`)).toMatch(
+      new RegExp(`write +endpoints/${NS}/moved \\[updated\\]`),
+    );
+    expect(r.stdout).toContain(`host update endpoints ${copyOf('moved')}`);
+    expect(line(`endpoints/${NS}/gone`)).toMatch(new RegExp(`write +endpoints/${NS}/gone`));
+    expect(r.stdout).toContain(`host delete endpoints ${copyOf('gone')}`);
+    expect(line(`endpoints/${NS}/web`)).toMatch(
+      new RegExp(`skip +endpoints/${NS}/web \\[service-has-selector\\]`),
+    );
+    expect(r.stdout).not.toContain(` endpoints/${NS}/same `);
     // The slices, planned like the forwarder would send them (with their Service).
-    expect(line('endpointslices/default/metrics-new')).toMatch(
-      /write +endpointslices\/default\/metrics-new \[created\]/,
+    expect(line(`endpointslices/${NS}/metrics-new`)).toMatch(
+      new RegExp(`write +endpointslices/${NS}/metrics-new \\[created\\]`),
     );
-    expect(r.stdout).toContain('host create endpointslices vc-host/metrics-new-x-default-x-vc');
-    expect(line('endpointslices/default/metrics-gone')).toMatch(/write +endpointslices\//);
-    expect(r.stdout).toContain('host delete endpointslices vc-host/metrics-gone-x-default-x-vc');
+    expect(r.stdout).toContain(`host create endpointslices ${copyOf('metrics-new')}`);
+    expect(line(`endpointslices/${NS}/metrics-gone`)).toMatch(/write +endpointslices\//);
+    expect(r.stdout).toContain(`host delete endpointslices ${copyOf('metrics-gone')}`);
     expect(r.stdout).not.toContain('metrics-same');
     expect(lines).toContain(
-      'summary: 8 keys; host: 2 to create, 1 to update, 2 to delete; virtual: 0 to create, 0 to patch; 2 unchanged; 1 skipped (service-has-selector 1); 0 failed',
+      `summary: ${8 + foreign.length} keys; host: 2 to create, 1 to update, 2 to delete; virtual: 0 to create, 0 to patch; 2 unchanged; ${skippedPart({ 'service-has-selector': 1 }, foreign)}; 0 failed`,
     );
     // No write reached either cluster (every write verb answered 500 and none was counted),
     // and the stored objects did not move.
     expect(refused()).toBe(0);
-    expect(host.store.list('endpoints', 'vc-host')).toEqual(hostBefore);
-    expect(host.store.list('endpointslices', 'vc-host')).toEqual(hostSlicesBefore);
+    expect(await snapshot(host, HOST)).toEqual(hostBefore);
+    expect(await snapshot(virtual, NS)).toEqual(virtualBefore);
     // The detector sees a write when one is sent.
     const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
     await expect(
-      client.delete(RESOURCES.endpoints, 'same-x-default-x-vc', { namespace: 'vc-host' }),
+      client.delete(RESOURCES.endpoints, hostName('same', NS, 'vc'), { namespace: HOST }),
     ).rejects.toThrow();
     await client.close();
     expect(refused()).toBeGreaterThan(0);
-    expect(virtual.store.resourceVersion()).toBe(virtualVersion);
   });
 
   it('-o json carries every key with its writes and the summary', async () => {
@@ -245,8 +377,9 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     const r = await dryRun('-o', 'json');
     expect(r.code).toBe(1);
     const plan = JSON.parse(r.stdout);
+    expectLeftAlone(plan.entries.filter((e: Entry) => !isOwn(e)));
     const byName = Object.fromEntries(
-      plan.entries.map((e: { key: { name: string } }) => [e.key.name, e]),
+      plan.entries.filter(isOwn).map((e: { key: { name: string } }) => [e.key.name, e]),
     );
     expect(Object.keys(byName).sort()).toEqual([
       'db',
@@ -258,10 +391,10 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
       'same',
       'web',
     ]);
-    expect(byName.db.key).toEqual({ resource: 'endpoints', namespace: 'default', name: 'db' });
+    expect(byName.db.key).toEqual({ resource: 'endpoints', namespace: NS, name: 'db' });
     expect(byName['metrics-new'].key).toEqual({
       resource: 'endpointslices',
-      namespace: 'default',
+      namespace: NS,
       name: 'metrics-new',
     });
     expect(byName['metrics-gone'].direction).toBe('fromHost');
@@ -272,8 +405,8 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
         side: 'host',
         verb: 'create',
         resource: 'endpoints',
-        namespace: 'vc-host',
-        name: 'db-x-default-x-vc',
+        namespace: HOST,
+        name: hostName('db', NS, 'vc'),
       },
     ]);
     expect(plan.summary.host).toEqual({ create: 2, update: 1, delete: 2 });
@@ -287,10 +420,11 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
   });
 
   it('a terminal gets a progress line on stderr; stdout stays the report', async () => {
+    const keys = 8 + (await foreignEntries()).length;
     const io = bufferIO(files);
     (io.stderr as { isTTY?: boolean }).isTTY = true;
     await dryRunWith(io);
-    expect(io.err).toContain('dry run: 8/8 keys (100%)');
+    expect(io.err).toContain(`dry run: ${keys}/${keys} keys (100%)`);
     expect(io.err.endsWith('\n')).toBe(true);
     expect(io.out).not.toContain('\r');
   });
@@ -306,22 +440,29 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
   it('exits 2 when a key cannot be planned (a patch throws), lists it with the reason, and plans the rest', async () => {
     const bad = {
       ...endpoints('bad', '10.0.0.9'),
-      metadata: { name: 'bad', namespace: 'default', annotations: { team: 'boom' } },
+      metadata: { name: 'bad', namespace: NS, annotations: { team: 'boom' } },
     } as KubeObject;
-    virtual.store.create('endpoints', 'default', bad);
-    virtual.store.create('services', 'default', service('bad'));
+    await virtual.create('endpoints', NS, bad);
+    await virtual.create('services', NS, service('bad'));
     try {
+      const foreign = await foreignEntries();
+      expectLeftAlone(foreign);
       const r = await dryRun();
       expect(r.code).toBe(2);
-      expect(r.stdout).toMatch(/FAILED +endpoints\/default\/bad \[patch-failed\]/);
+      expect(r.stdout).toMatch(new RegExp(`FAILED +endpoints/${NS}/bad \\[patch-failed\\]`));
       // The reason names the patch and the field, not the value that broke it.
       expect(r.stdout).not.toContain('boom');
       expect(r.stdout).toMatch(
-        /9 keys; host: 2 to create, 1 to update, 2 to delete;.*; 1 failed$/m,
+        new RegExp(
+          `^summary: ${9 + foreign.length} keys; host: 2 to create, 1 to update, 2 to delete;.*; 1 failed$`,
+          'm',
+        ),
       );
     } finally {
-      virtual.store.delete('endpoints', 'default', 'bad');
-      virtual.store.delete('services', 'default', 'bad');
+      // A real cluster's endpoints controller deletes the Endpoints of a deleted Service itself:
+      // the Endpoints go first, so both deletes find their object on either substrate.
+      await virtual.delete('endpoints', NS, 'bad');
+      await virtual.delete('services', NS, 'bad');
     }
   });
 
@@ -347,19 +488,28 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
   });
 
   it('--kinds plans only the kinds named, as the forwarder watches them; an unknown kind exits 2 naming the known ones', async () => {
+    const foreignEndpoints = await foreignEntries('--kinds', 'endpoints');
+    expectLeftAlone(foreignEndpoints);
     const refused = refuseWrites();
     const endpointsOnly = await dryRun('--kinds', 'endpoints');
     expect(endpointsOnly.code, endpointsOnly.stderr).toBe(1);
     expect(endpointsOnly.stdout).not.toContain('endpointslices');
     expect(endpointsOnly.stdout).toMatch(
-      /^summary: 5 keys; host: 1 to create, 1 to update, 1 to delete;/m,
+      new RegExp(
+        `^summary: ${5 + foreignEndpoints.length} keys; host: 1 to create, 1 to update, 1 to delete;`,
+        'm',
+      ),
     );
     const slicesOnly = await dryRun('--kinds', 'endpointslices', '-o', 'json');
+    const sliceEntries: Entry[] = JSON.parse(slicesOnly.stdout).entries;
+    expect(sliceEntries.every((e) => e.key.resource === 'endpointslices')).toBe(true);
     expect(
-      JSON.parse(slicesOnly.stdout).entries.map(
-        (e: { key: { resource: string } }) => e.key.resource,
-      ),
-    ).toEqual(['endpointslices', 'endpointslices', 'endpointslices']);
+      sliceEntries
+        .filter(isOwn)
+        .map((e) => e.key.name)
+        .sort(),
+    ).toEqual(['metrics-gone', 'metrics-new', 'metrics-same']);
+    expectLeftAlone(sliceEntries.filter((e) => !isOwn(e)));
     expect(refused()).toBe(0);
     const unknown = await dryRun('--kinds', 'endpoints,pods');
     expect(unknown.code).toBe(2);
@@ -387,9 +537,9 @@ describe('endpoint-sync plan over a live virtual cluster', () => {
     for (const name of ['db', 'moved']) await syncForReal(name);
     await syncForReal('metrics-new', 'endpointslices', 'metrics');
     const client = createKubeClient(kubeConfigFromString(host.kubeconfig));
-    await client.delete(RESOURCES.endpoints, 'gone-x-default-x-vc', { namespace: 'vc-host' });
-    await client.delete(RESOURCES.endpointSlices, 'metrics-gone-x-default-x-vc', {
-      namespace: 'vc-host',
+    await client.delete(RESOURCES.endpoints, hostName('gone', NS, 'vc'), { namespace: HOST });
+    await client.delete(RESOURCES.endpointSlices, hostName('metrics-gone', NS, 'vc'), {
+      namespace: HOST,
     });
     await client.close();
     const r = await dryRun();

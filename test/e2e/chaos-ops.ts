@@ -3,13 +3,131 @@
  * EndpointSlices and Services, selector toggles, slices relabelled to another Service, and
  * label/annotation edits on a fixed pool of keys (plus a few label edits of host copies of both
  * kinds, which flow back), drawn from a seeded PRNG so a seed replays the same
- * sequence. They are applied to the emulators' stores in-process: the operations are the users
- * of the clusters, not the system under test, so they must land exactly once whatever the
- * injected API faults do to HTTP clients.
+ * sequence. The operations are the users of the clusters, not the system under test, so they
+ * must land exactly once whatever the injected API faults do to the sync's clients: on the
+ * emulator they are applied to its store in process ({@link storeCluster}), on a real control
+ * plane over HTTP with a client of their own that no fault reaches ({@link clientCluster}). One
+ * generator serves both; the store's side answers at once, so the emulator run is as before.
  */
-
+import {
+  AlreadyExistsError,
+  type KubeClient,
+  NotFoundError,
+  RESOURCES,
+  type ResourceType,
+} from '../../lib/kube/index.ts';
 import type { ClusterStore } from '../../lib/local/apiserver/index.ts';
-import type { KubeObject } from '../../lib/model/index.ts';
+import type { JsonValue, KubeObject } from '../../lib/model/index.ts';
+
+/** The resources the operations touch, by plural. */
+type ChaosResource = 'endpoints' | 'endpointslices' | 'services' | 'namespaces';
+
+const CLIENT_RESOURCES: Record<ChaosResource, ResourceType> = {
+  endpoints: RESOURCES.endpoints,
+  endpointslices: RESOURCES.endpointSlices,
+  services: RESOURCES.services,
+  namespaces: RESOURCES.namespaces,
+};
+
+/**
+ * A cluster as the operations use it. The writes resolve to false when the object was not (or
+ * already) there when the write arrived: on a real cluster its own controllers write the same
+ * objects (the endpoints controller creates and deletes the Endpoints of a Service with a
+ * selector), so an operation can lose a race with them. On the store no write can race: there
+ * they resolve to true or throw.
+ */
+export interface ChaosCluster {
+  /** The object, or undefined when it does not exist. */
+  get(
+    resource: ChaosResource,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<KubeObject | undefined>;
+  /** The objects of `namespace`. */
+  list(resource: ChaosResource, namespace: string): Promise<KubeObject[]>;
+  /** Creates `object` (in `namespace` unless cluster-scoped). */
+  create(
+    resource: ChaosResource,
+    namespace: string | undefined,
+    object: KubeObject,
+  ): Promise<boolean>;
+  /** A JSON merge patch. */
+  patch(
+    resource: ChaosResource,
+    namespace: string,
+    name: string,
+    patch: Record<string, unknown>,
+  ): Promise<boolean>;
+  /** Deletes the object. */
+  delete(resource: ChaosResource, namespace: string, name: string): Promise<boolean>;
+}
+
+/** The operations applied to an emulator's store, in process. */
+export function storeCluster(store: ClusterStore): ChaosCluster {
+  return {
+    get: async (resource, namespace, name) =>
+      store.peek(resource, namespace, name) as KubeObject | undefined,
+    list: async (resource, namespace) => store.list(resource, namespace),
+    async create(resource, namespace, object) {
+      store.create(resource, namespace, object);
+      return true;
+    },
+    async patch(resource, namespace, name, patch) {
+      store.patch(resource, namespace, name, 'application/merge-patch+json', patch);
+      return true;
+    },
+    async delete(resource, namespace, name) {
+      store.delete(resource, namespace, name);
+      return true;
+    },
+  };
+}
+
+/** Resolves to false when `write` fails because the object is gone, or already there. */
+async function raced(write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (err) {
+    if (err instanceof NotFoundError || err instanceof AlreadyExistsError) return false;
+    throw err;
+  }
+}
+
+/** The operations applied over HTTP with `client` (a direct client of a real cluster). */
+export function clientCluster(client: KubeClient): ChaosCluster {
+  return {
+    async get(resource, namespace, name) {
+      try {
+        return await client.get<KubeObject>(CLIENT_RESOURCES[resource], name, {
+          ...(namespace === undefined ? {} : { namespace }),
+        });
+      } catch (err) {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      }
+    },
+    list: async (resource, namespace) =>
+      (await client.listAll<KubeObject>(CLIENT_RESOURCES[resource], { namespace })).items,
+    create: (resource, namespace, object) =>
+      raced(() =>
+        client.create(CLIENT_RESOURCES[resource], object, {
+          ...(namespace === undefined ? {} : { namespace }),
+        }),
+      ),
+    patch: (resource, namespace, name, patch) =>
+      raced(() =>
+        client.patch(
+          CLIENT_RESOURCES[resource],
+          name,
+          { type: 'merge', patch: patch as { [key: string]: JsonValue } },
+          { namespace },
+        ),
+      ),
+    delete: (resource, namespace, name) =>
+      raced(() => client.delete(CLIENT_RESOURCES[resource], name, { namespace })),
+  };
+}
 
 /** Namespaces of the pool (created by {@link prepareNamespaces}). */
 export const CHAOS_NAMESPACES = ['default', 'chaos-a', 'chaos-b'];
@@ -25,6 +143,8 @@ export interface ChaosOp {
   kind: string;
   namespace: string;
   name: string;
+  /** False when a real cluster's controllers got there first (see {@link ChaosCluster}). */
+  landed: boolean;
 }
 
 function pick<T>(rand: () => number, items: readonly T[]): T {
@@ -100,18 +220,18 @@ const SERVICE_NAME = 'kubernetes.io/service-name';
  * One operation on the slice `<name>-s`, labelled with Service `<name>` (sometimes another
  * Service of the pool): create, new endpoints, label/annotation edits, relabel, delete.
  */
-function sliceOp(
-  store: ClusterStore,
+async function sliceOp(
+  cluster: ChaosCluster,
   rand: () => number,
   namespace: string,
   name: string,
-): ChaosOp {
+): Promise<ChaosOp> {
   const slice = `${name}-s`;
-  const op = (kind: string): ChaosOp => ({ kind, namespace, name: slice });
+  const op = (kind: string, landed: boolean): ChaosOp => ({ kind, namespace, name: slice, landed });
   const anotherService = () => `k${Math.floor(rand() * NAMES_PER_NAMESPACE)}`;
-  const existing = store.peek('endpointslices', namespace, slice);
+  const existing = await cluster.get('endpointslices', namespace, slice);
   if (!existing) {
-    store.create('endpointslices', namespace, {
+    const landed = await cluster.create('endpointslices', namespace, {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
       metadata: {
@@ -124,37 +244,48 @@ function sliceOp(
       endpoints: sliceEndpoints(rand, namespace, name),
       ports: [{ name: 'tcp', port: 5000 + Math.floor(rand() * 100), protocol: 'TCP' }],
     } as KubeObject);
-    return op('create-slice');
+    return op('create-slice', landed);
   }
   const r = rand();
   const patch = (body: Record<string, unknown>) =>
-    store.patch('endpointslices', namespace, slice, 'application/merge-patch+json', body);
+    cluster.patch('endpointslices', namespace, slice, body);
   if (r < 0.3) {
-    patch({ endpoints: sliceEndpoints(rand, namespace, name) });
-    return op('update-slice-endpoints');
+    return op(
+      'update-slice-endpoints',
+      await patch({ endpoints: sliceEndpoints(rand, namespace, name) }),
+    );
   }
   if (r < 0.55) {
     const value = rand() < 0.3 ? null : pick(rand, LABEL_VALUES);
-    patch({ metadata: { labels: { [pick(rand, LABEL_KEYS)]: value } } });
-    return op('slice-label');
+    return op(
+      'slice-label',
+      await patch({ metadata: { labels: { [pick(rand, LABEL_KEYS)]: value } } }),
+    );
   }
   if (r < 0.65) {
-    patch({ metadata: { labels: { [SERVICE_NAME]: anotherService() } } });
-    return op('slice-relabel');
+    return op(
+      'slice-relabel',
+      await patch({ metadata: { labels: { [SERVICE_NAME]: anotherService() } } }),
+    );
   }
   if (r < 0.85) {
-    patch({ metadata: { annotations: annotations(rand, namespace) } });
-    return op('slice-annotations');
+    return op(
+      'slice-annotations',
+      await patch({ metadata: { annotations: annotations(rand, namespace) } }),
+    );
   }
-  store.delete('endpointslices', namespace, slice);
-  return op('delete-slice');
+  return op('delete-slice', await cluster.delete('endpointslices', namespace, slice));
 }
 
 /** Creates the pool's namespaces in the virtual cluster (those missing). */
-export function prepareNamespaces(store: ClusterStore): void {
+export async function prepareNamespaces(cluster: ChaosCluster): Promise<void> {
   for (const namespace of CHAOS_NAMESPACES) {
-    if (!store.peek('namespaces', undefined, namespace)) {
-      store.create('namespaces', undefined, { metadata: { name: namespace } });
+    if (!(await cluster.get('namespaces', undefined, namespace))) {
+      await cluster.create('namespaces', undefined, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: namespace },
+      });
     }
   }
 }
@@ -163,42 +294,43 @@ export function prepareNamespaces(store: ClusterStore): void {
  * Edits a label of a random host copy in host form (`my-prefix-<value>`), as a host-side tool
  * would; the edit flows back to the virtual object. Undefined when no host copy exists.
  */
-function hostLabelEdit(
-  host: ClusterStore,
+async function hostLabelEdit(
+  host: ChaosCluster,
   hostNamespace: string,
   rand: () => number,
-): ChaosOp | undefined {
+): Promise<ChaosOp | undefined> {
   const resource = rand() < 0.7 ? 'endpoints' : 'endpointslices';
-  const copies = host.list(resource, hostNamespace);
+  const copies = await host.list(resource, hostNamespace);
   if (copies.length === 0) return undefined;
   const copy = pick(rand, copies);
   const value = `my-prefix-${pick(rand, LABEL_VALUES)}`;
-  host.patch(resource, hostNamespace, copy.metadata.name!, 'application/merge-patch+json', {
+  const landed = await host.patch(resource, hostNamespace, copy.metadata.name!, {
     metadata: { labels: { [pick(rand, ['tier', 'zone', 'team'])]: value } },
   });
-  return { kind: 'host-label', namespace: hostNamespace, name: copy.metadata.name! };
+  return { kind: 'host-label', namespace: hostNamespace, name: copy.metadata.name!, landed };
 }
 
 /**
- * Draws one operation on a random key and applies it: almost all to the virtual cluster's
- * `store`, a few (label edits of host copies) to the host cluster's `host` store.
+ * Draws one operation on a random key and applies it: almost all to the virtual `cluster`, a
+ * few (label edits of host copies) to the `host` cluster. Each operation is applied before the
+ * next is drawn, so one seed draws one sequence on either substrate.
  */
-export function applyRandomOp(
-  store: ClusterStore,
+export async function applyRandomOp(
+  cluster: ChaosCluster,
   rand: () => number,
-  host?: { store: ClusterStore; namespace: string },
-): ChaosOp {
+  host?: { cluster: ChaosCluster; namespace: string },
+): Promise<ChaosOp> {
   if (host && rand() < 0.04) {
-    const op = hostLabelEdit(host.store, host.namespace, rand);
+    const op = await hostLabelEdit(host.cluster, host.namespace, rand);
     if (op) return op;
   }
   const namespace = pick(rand, CHAOS_NAMESPACES);
   const name = `k${Math.floor(rand() * NAMES_PER_NAMESPACE)}`;
-  const op = (kind: string): ChaosOp => ({ kind, namespace, name });
+  const op = (kind: string, landed: boolean): ChaosOp => ({ kind, namespace, name, landed });
   const which = rand();
-  if (which >= 0.5 && which < 0.7) return sliceOp(store, rand, namespace, name);
+  if (which >= 0.5 && which < 0.7) return sliceOp(cluster, rand, namespace, name);
   if (which < 0.5) {
-    const existing = store.peek('endpoints', namespace, name);
+    const existing = await cluster.get('endpoints', namespace, name);
     if (!existing) {
       const object: KubeObject = {
         apiVersion: 'v1',
@@ -211,36 +343,34 @@ export function applyRandomOp(
         },
         subsets: subsets(rand, namespace, name) as KubeObject['subsets'],
       };
-      store.create('endpoints', namespace, object);
-      return op('create-endpoints');
+      return op('create-endpoints', await cluster.create('endpoints', namespace, object));
     }
     const r = rand();
     if (r < 0.3) {
-      store.patch('endpoints', namespace, name, 'application/merge-patch+json', {
+      const landed = await cluster.patch('endpoints', namespace, name, {
         subsets: subsets(rand, namespace, name),
       });
-      return op('update-subsets');
+      return op('update-subsets', landed);
     }
     if (r < 0.6) {
       const key = pick(rand, LABEL_KEYS);
       const value = rand() < 0.3 ? null : pick(rand, LABEL_VALUES);
-      store.patch('endpoints', namespace, name, 'application/merge-patch+json', {
+      const landed = await cluster.patch('endpoints', namespace, name, {
         metadata: { labels: { [key]: value } },
       });
-      return op(value === null ? 'remove-label' : 'set-label');
+      return op(value === null ? 'remove-label' : 'set-label', landed);
     }
     if (r < 0.85) {
-      store.patch('endpoints', namespace, name, 'application/merge-patch+json', {
+      const landed = await cluster.patch('endpoints', namespace, name, {
         metadata: { annotations: annotations(rand, namespace) },
       });
-      return op('set-annotations');
+      return op('set-annotations', landed);
     }
-    store.delete('endpoints', namespace, name);
-    return op('delete-endpoints');
+    return op('delete-endpoints', await cluster.delete('endpoints', namespace, name));
   }
-  const existing = store.peek('services', namespace, name);
+  const existing = await cluster.get('services', namespace, name);
   if (!existing) {
-    store.create('services', namespace, {
+    const landed = await cluster.create('services', namespace, {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name, namespace },
@@ -249,16 +379,13 @@ export function applyRandomOp(
         ...(rand() < 0.2 ? { selector: { app: name } } : {}),
       },
     });
-    return op('create-service');
+    return op('create-service', landed);
   }
   if (rand() < 0.7) {
     const spec = existing['spec'] as { selector?: unknown } | undefined;
     const selector = spec?.selector ? null : { app: name };
-    store.patch('services', namespace, name, 'application/merge-patch+json', {
-      spec: { selector },
-    });
-    return op(selector ? 'add-selector' : 'remove-selector');
+    const landed = await cluster.patch('services', namespace, name, { spec: { selector } });
+    return op(selector ? 'add-selector' : 'remove-selector', landed);
   }
-  store.delete('services', namespace, name);
-  return op('delete-service');
+  return op('delete-service', await cluster.delete('services', namespace, name));
 }

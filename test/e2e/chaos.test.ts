@@ -1,24 +1,50 @@
 /**
- * Chaos: 2,000 seeded random operations on the virtual side (Endpoints, EndpointSlices, Services) while both emulated API servers
- * answer ~10 % of requests (every verb the forwarder and the function use) with 500, 503 or 429
- * (with Retry-After), watches are dropped and expired (410) at intervals, and the Lambda endpoint
- * fails ~5 % of invocations. Then the faults stop, the forwarder resyncs once, and the host must
- * equal what the planner computes from the final virtual state: nothing lost, nothing orphaned,
- * nothing different. Set CHAOS_SEED to replay a run.
+ * Chaos: seeded random operations on the virtual side (Endpoints, EndpointSlices, Services) while
+ * both API servers answer ~10 % of requests (every verb the forwarder and the function use) with
+ * 500, 503 or 429 (with Retry-After), watches are dropped and expired (410) at intervals, and the
+ * Lambda endpoint fails ~5 % of invocations. Then the faults stop, the forwarder resyncs once, and
+ * the host must equal what the planner computes from the final virtual state: nothing lost,
+ * nothing orphaned, nothing different. Set CHAOS_SEED to replay a run.
+ *
+ * On the emulator: 2,000 operations, applied to the emulator's store in process, faults injected
+ * by the emulators themselves. On real control planes (the `real` project): 1,000 operations
+ * (each is a read and a write over HTTP to a real API server, about 30 per second, and the run
+ * must stay well within the project's few minutes: some 33 s), applied with clients of their own
+ * straight to the API servers (where the clusters' own controllers write too), while
+ * the stack's clients (forwarder and function) reach each API server through a fault proxy
+ * (lib/local/control-plane/fault-proxy.ts) that injects the same faults.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
-import type { FaultRule } from '../../lib/local/apiserver/index.ts';
+import type { ParkedItem } from '../../lib/forwarder/index.ts';
+import { type KubeClient, RESOURCES } from '../../lib/kube/index.ts';
+import type { FaultInjector, FaultRule } from '../../lib/local/apiserver/index.ts';
 import { seededRandom } from '../../lib/local/apiserver/random.ts';
+import { type FaultProxy, startFaultProxy } from '../../lib/local/control-plane/index.ts';
 import type { FaultInjection } from '../../lib/local/lambda.ts';
 import { DEFAULT_CONFIG_FILE, type Stack } from '../../lib/local/stack.ts';
-import { applyRandomOp, prepareNamespaces } from './chaos-ops.ts';
-import { converged, type HostComparison, HostExpectation } from './expected-host.ts';
+import { SLICE_MANAGED_BY_LABEL } from '../../lib/sync/kinds/endpoint-slice.ts';
+import { ENDPOINTS_MANAGED_BY_LABEL } from '../../lib/sync/kinds/endpoints.ts';
+import { realClient, realClusters, SUBSTRATE } from '../substrate.ts';
+import {
+  applyRandomOp,
+  type ChaosCluster,
+  clientCluster,
+  prepareNamespaces,
+  storeCluster,
+} from './chaos-ops.ts';
+import {
+  converged,
+  type HostComparison,
+  HostExpectation,
+  type StackClients,
+} from './expected-host.ts';
 import { startTestStack } from './helpers.ts';
 
 const SEED = Number(process.env['CHAOS_SEED'] ?? 20_260_611);
-const OPS = 2_000;
-/** Operations applied per tick, and the tick: about 100 operations per second. */
+/** Operations of one run: fewer on real control planes, where each one is two HTTP requests. */
+const OPS = SUBSTRATE === 'real' ? 1_000 : 2_000;
+/** Operations applied per tick, and the tick: about 100 operations per second on the emulator. */
 const OPS_PER_TICK = 2;
 const TICK_MS = 20;
 const WATCH_FAULT_EVERY_MS = 1_000;
@@ -31,13 +57,53 @@ const API_FAULTS: FaultRule[] = [
   { status: 429, rate: 0.03, retryAfterSeconds: 1 },
 ];
 
+/** One side of the run: where its faults are injected, and where the operations land. */
+interface ChaosSide {
+  faults: FaultInjector;
+  cluster: ChaosCluster;
+}
+
 let stack: Stack | undefined;
 let expectation: HostExpectation | undefined;
+/** On real control planes: a fault proxy in front of each API server. */
+let proxies: { virtual: FaultProxy; host: FaultProxy } | undefined;
+/** On real control planes: clients straight to the API servers (the operations, the expectation). */
+let direct: StackClients | undefined;
 
 afterAll(async () => {
   expectation?.dispose();
   await stack?.close();
+  await Promise.all([proxies?.virtual.close(), proxies?.host.close()]);
+  await Promise.all([direct?.virtual.close(), direct?.host.close()]);
 });
+
+/** The run's two sides: the emulators' own injectors and stores, or the proxies and direct clients. */
+function chaosSides(stack: Stack): { virtual: ChaosSide; host: ChaosSide } {
+  if (proxies && direct) {
+    return {
+      virtual: { faults: proxies.virtual.faults, cluster: clientCluster(direct.virtual) },
+      host: { faults: proxies.host.faults, cluster: clientCluster(direct.host) },
+    };
+  }
+  const side = (emulator: Stack['virtual']['emulator']): ChaosSide => ({
+    faults: emulator!.faults,
+    cluster: storeCluster(emulator!.store),
+  });
+  return { virtual: side(stack.virtual.emulator), host: side(stack.host.emulator) };
+}
+
+/**
+ * The virtual Endpoints and EndpointSlices a Kubernetes controller made or took over (the
+ * endpoints, EndpointSlice and mirroring controllers): none on the emulator, which runs no
+ * controllers; on a real cluster they are objects the sync meets that no operation wrote.
+ */
+async function controllerMade(client: KubeClient): Promise<number> {
+  const [endpoints, slices] = await Promise.all([
+    client.listAll(RESOURCES.endpoints, { labelSelector: ENDPOINTS_MANAGED_BY_LABEL }),
+    client.listAll(RESOURCES.endpointSlices, { labelSelector: SLICE_MANAGED_BY_LABEL }),
+  ]);
+  return endpoints.items.length + slices.items.length;
+}
 
 function summary(c: HostComparison): string {
   const head = `expected ${c.expected} host copies (${JSON.stringify(c.expectedByResource)}), found ${c.actual}; lost ${c.lost.length}, orphaned ${c.orphaned.length}, different ${c.mismatches.length}`;
@@ -49,8 +115,8 @@ function summary(c: HostComparison): string {
   return [head, ...details].join('\n');
 }
 
-it(`converges exactly after ${OPS} random operations under API, watch and Lambda faults`, async () => {
-  const log = (line: string) => process.stdout.write(`[chaos seed=${SEED}] ${line}\n`);
+it(`converges exactly after ${OPS} random operations under API, watch and Lambda faults (${SUBSTRATE})`, async () => {
+  const log = (line: string) => process.stdout.write(`[chaos ${SUBSTRATE} seed=${SEED}] ${line}\n`);
   try {
     const lambdaFaults: FaultInjection = { errorRate: 0.05, errorKind: 'service', seed: SEED };
     // Informer restart backoffs, for the log: a stale cache for that long.
@@ -70,7 +136,26 @@ it(`converges exactly after ${OPS} random operations under API, watch and Lambda
         }
       },
     };
+    const real = realClusters();
+    if (real) {
+      const [virtualProxy, hostProxy] = await Promise.all([
+        startFaultProxy({
+          upstreamKubeconfig: real.virtual.kubeconfig,
+          name: 'virtual',
+          seed: SEED,
+        }),
+        startFaultProxy({ upstreamKubeconfig: real.host.kubeconfig, name: 'host', seed: SEED + 1 }),
+      ]);
+      proxies = { virtual: virtualProxy, host: hostProxy };
+      direct = { virtual: realClient(real.virtual), host: realClient(real.host) };
+    }
     stack = await startTestStack({
+      ...(proxies
+        ? {
+            virtualKubeconfig: proxies.virtual.kubeconfigPath,
+            hostKubeconfig: proxies.host.kubeconfigPath,
+          }
+        : {}),
       logger,
       seed: SEED,
       lambdaFaults,
@@ -87,28 +172,36 @@ it(`converges exactly after ${OPS} random operations under API, watch and Lambda
       },
     });
     expectation = await HostExpectation.create(DEFAULT_CONFIG_FILE);
-    const virtual = stack.virtual.emulator!;
-    const host = stack.host.emulator!;
+    const { virtual, host } = chaosSides(stack);
     await stack.forwarder.ready;
-    prepareNamespaces(virtual.store);
+    await prepareNamespaces(virtual.cluster);
 
-    let parked = 0;
-    stack.forwarder.events.on('parked', () => parked++);
+    /**
+     * Parked keys by reason code and attempts (a budget spent, or a failure retrying cannot
+     * help); codes only, as a reason's text can quote object data.
+     */
+    const parked = new Map<string, number>();
+    stack.forwarder.events.on('parked', (p: ParkedItem) => {
+      const why = `${p.reasonCode} after ${p.attempts} attempts`;
+      parked.set(why, (parked.get(why) ?? 0) + 1);
+    });
     virtual.faults.set(API_FAULTS);
     host.faults.set(API_FAULTS);
 
     const rand = seededRandom(SEED);
     const kinds = new Map<string, number>();
+    let raced = 0;
     const started = Date.now();
     let nextWatchFault = started + WATCH_FAULT_EVERY_MS;
     let watchFaults = 0;
     for (let done = 0; done < OPS; ) {
       for (let i = 0; i < OPS_PER_TICK && done < OPS; i++, done++) {
-        const op = applyRandomOp(virtual.store, rand, {
-          store: host.store,
+        const op = await applyRandomOp(virtual.cluster, rand, {
+          cluster: host.cluster,
           namespace: stack.identity.hostNamespace,
         });
         kinds.set(op.kind, (kinds.get(op.kind) ?? 0) + 1);
+        if (!op.landed) raced++;
       }
       if (Date.now() >= nextWatchFault) {
         nextWatchFault += WATCH_FAULT_EVERY_MS;
@@ -144,7 +237,7 @@ it(`converges exactly after ${OPS} random operations under API, watch and Lambda
       const busy = s.queueDepth + s.queueDelayed + s.inFlightKeys + s.inFlightInvocations > 0;
       if (busy) quietSince = Date.now();
       if (!busy && Date.now() - quietSince >= 200) {
-        last = await expectation.compare(stack);
+        last = await expectation.compare(stack, direct);
         if (converged(last)) break;
       }
       if (Date.now() - cleared > CONVERGE_BOUND_MS) break;
@@ -158,12 +251,15 @@ it(`converges exactly after ${OPS} random operations under API, watch and Lambda
     }
     const convergeMs = Date.now() - cleared;
     const stats = stack.forwarder.stats();
+    const madeByControllers = await controllerMade(direct?.virtual ?? stack.virtual.client);
     log(
-      `${OPS} ops in ${opsMs} ms (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}); ` +
+      `${OPS} ops in ${opsMs} ms (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
+        `${raced} lost a race with the cluster's controllers); ` +
+        `${madeByControllers} virtual Endpoints and EndpointSlices made by the cluster's controllers; ` +
         `${watchFaults + 2} watch faults; injected API errors: virtual ${injected.virtual}, host ${injected.host}; ` +
         `Lambda: ${lambdaStats.requests} requests, ${lambdaStats.invocations} runs, ${lambdaStats.serviceErrors} service errors, ${lambdaStats.functionErrors} function errors; ` +
         `invocations ok/error/throttled ${stats.invocations.ok}/${stats.invocations.error}/${stats.invocations.throttled}; ` +
-        `parked ${parked}; informer restarts ${JSON.stringify(stats.informerRestarts)}`,
+        `parked ${JSON.stringify(Object.fromEntries(parked))}; informer restarts ${JSON.stringify(stats.informerRestarts)}`,
     );
     if (backoffs.length > 0) {
       const longest = [...backoffs].sort((a, b) => b.delay - a.delay).slice(0, 3);
@@ -182,6 +278,8 @@ it(`converges exactly after ${OPS} random operations under API, watch and Lambda
     expect(lambdaStats.functionErrors).toBeGreaterThan(0);
     expect(last!.expected).toBeGreaterThan(10);
     expect(last!.expectedByResource['endpointslices'], summary(last!)).toBeGreaterThan(5);
+    // On real clusters the controllers took part: the sync met objects no operation wrote.
+    if (SUBSTRATE === 'real') expect(madeByControllers).toBeGreaterThan(0);
     expect(last!.lost, summary(last!)).toEqual([]);
     expect(last!.orphaned, summary(last!)).toEqual([]);
     expect(last!.mismatches, summary(last!)).toEqual([]);

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseConfig } from '../../lib/config/index.ts';
 import type { SyncConfig } from '../../lib/config/types.ts';
-import { RESOURCES } from '../../lib/kube/index.ts';
+import { type KubeClient, RESOURCES } from '../../lib/kube/index.ts';
 import type { Stack } from '../../lib/local/stack.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
 import {
@@ -48,6 +48,12 @@ export interface HostComparison {
   orphaned: string[];
   /** One line per host copy that differs from the expectation, or plan that still writes. */
   mismatches: string[];
+}
+
+/** The clients {@link HostExpectation.compare} reads the two clusters with. */
+export interface StackClients {
+  virtual: KubeClient;
+  host: KubeClient;
 }
 
 /** Whether nothing is lost, orphaned or different. */
@@ -103,13 +109,17 @@ export class HostExpectation {
   }
 
   /**
-   * Reads both clusters (through their HTTP clients) and compares, for every item kind
-   * (Endpoints, EndpointSlices): every virtual object the planner would sync has a host copy
+   * Reads both clusters over HTTP (with `clients`: by default the stack's own; on a real cluster
+   * behind a fault proxy, clients of its own that bypass the proxy) and compares, for every item
+   * kind (Endpoints, EndpointSlices): every virtual object the planner would sync has a host copy
    * equal to the planner's fresh copy (server fields aside), the planner wants no write for any
    * key given the current host, and no other managed copy exists.
    */
-  async compare(stack: Stack): Promise<HostComparison> {
-    const services = await stack.virtual.client.listAll<KubeObject>(RESOURCES.services);
+  async compare(
+    stack: Stack,
+    clients: StackClients = { virtual: stack.virtual.client, host: stack.host.client },
+  ): Promise<HostComparison> {
+    const services = await clients.virtual.listAll<KubeObject>(RESOURCES.services);
     const serviceByKey = new Map(
       services.items.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]),
     );
@@ -121,12 +131,15 @@ export class HostExpectation {
       orphaned: [],
       mismatches: [],
     };
-    for (const kind of ITEM_KINDS) await this.#compareKind(stack, kind, serviceByKey, out);
+    for (const kind of ITEM_KINDS) {
+      await this.#compareKind(stack, clients, kind, serviceByKey, out);
+    }
     return out;
   }
 
   async #compareKind(
     stack: Stack,
+    clients: StackClients,
     kind: SyncKind,
     serviceByKey: Map<string, KubeObject>,
     out: HostComparison,
@@ -134,8 +147,8 @@ export class HostExpectation {
     const { identity } = stack;
     const resource = kindResource(kind);
     const [virtualObjects, hostObjects] = await Promise.all([
-      stack.virtual.client.listAll<KubeObject>(resource),
-      stack.host.client.listAll<KubeObject>(resource, {
+      clients.virtual.listAll<KubeObject>(resource),
+      clients.host.listAll<KubeObject>(resource, {
         namespace: identity.hostNamespace,
         labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
       }),

@@ -59,6 +59,24 @@ describe('EndpointSlices', () => {
     expect(r.body.endpoints[0]).toEqual({ addresses: ['10.30.0.1'], conditions: { ready: true } });
   });
 
+  it('an empty slice reads back with endpoints and ports null (lists without omitempty)', async () => {
+    const r = await t.request('POST', base, {
+      metadata: { name: 's-empty', labels: { 'kubernetes.io/service-name': 'empty' } },
+      addressType: 'IPv4',
+      endpoints: [],
+    });
+    expect(r.status).toBe(201);
+    expect(r.body.endpoints).toBeNull();
+    expect(r.body.ports).toBeNull();
+    // The manager owns the empty list it sent, not the ports it did not.
+    expect(r.body.metadata.managedFields[0].fieldsV1).toEqual({
+      'f:addressType': {},
+      'f:endpoints': {},
+      'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/service-name': {} } },
+    });
+    expect((await t.request('GET', `${base}/s-empty`)).body).toEqual(r.body);
+  });
+
   it('generateName gives a name with a 5-character suffix', async () => {
     const body = slice('', 'web');
     const r = await t.request('POST', base, {
@@ -87,7 +105,7 @@ describe('EndpointSlices', () => {
     ]);
   });
 
-  it('update bumps generation on a spec change; addressType is immutable', async () => {
+  it('update bumps generation on a spec or label change, not an annotation; addressType is immutable', async () => {
     const created = (await t.request('POST', base, slice('s-update', 'upd'))).body;
     const changed = await t.request('PUT', `${base}/s-update`, {
       ...created,
@@ -95,19 +113,27 @@ describe('EndpointSlices', () => {
     });
     expect(changed.status).toBe(200);
     expect(changed.body.metadata.generation).toBe(2);
+    // The labels tie a slice to its Service: the strategy counts them as part of the spec.
     const relabel = await t.request('PUT', `${base}/s-update`, {
       ...changed.body,
       metadata: { ...changed.body.metadata, labels: { extra: 'x' } },
     });
     expect(relabel.status).toBe(200);
-    expect(relabel.body.metadata.generation).toBe(2);
-    const r = await t.request('PUT', `${base}/s-update`, {
+    expect(relabel.body.metadata.generation).toBe(3);
+    const annotate = await t.request('PUT', `${base}/s-update`, {
       ...relabel.body,
+      metadata: { ...relabel.body.metadata, annotations: { note: 'x' } },
+    });
+    expect(annotate.status).toBe(200);
+    expect(annotate.body.metadata.generation).toBe(3);
+    const r = await t.request('PUT', `${base}/s-update`, {
+      ...annotate.body,
       addressType: 'IPv6',
       endpoints: [{ addresses: ['fd00::1'] }],
     });
     expect(r.status).toBe(422);
-    expect(causes(r.body)).toContain('addressType: Invalid value: "IPv6": field is immutable');
+    // Checked declaratively in 1.37 (`+k8s:immutable`), which reports no value.
+    expect(causes(r.body)).toEqual(['addressType: Invalid value: null: field is immutable']);
   });
 
   it('PUT of a missing slice is 404 (no create on update)', async () => {
@@ -125,7 +151,8 @@ describe('EndpointSlices', () => {
       'application/merge-patch+json',
     );
     expect(merge.status).toBe(200);
-    expect(merge.body.endpoints).toEqual([{ addresses: ['10.30.0.3'] }]);
+    // `conditions` is a struct without omitempty: written even when empty.
+    expect(merge.body.endpoints).toEqual([{ addresses: ['10.30.0.3'], conditions: {} }]);
     const strategic = await t.request(
       'PATCH',
       `${base}/s-patch`,
@@ -164,18 +191,33 @@ describe('EndpointSlices', () => {
     expect(created.metadata.uid).toBeTruthy();
   });
 
-  it('delete returns the slice; deletecollection by label removes the matching ones', async () => {
-    await t.request('POST', base, slice('s-del-1', 'del'));
+  it('delete answers a Success Status; deletecollection by label removes the matching ones', async () => {
+    const first = (await t.request('POST', base, slice('s-del-1', 'del'))).body;
     await t.request('POST', base, slice('s-del-2', 'del'));
     await t.request('POST', base, slice('s-keep', 'keep'));
     const one = await t.request('DELETE', `${base}/s-del-1`);
     expect(one.status).toBe(200);
-    expect(one.body.metadata.name).toBe('s-del-1');
+    expect(one.body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: {
+        name: 's-del-1',
+        group: 'discovery.k8s.io',
+        kind: 'endpointslices',
+        uid: first.metadata.uid,
+      },
+    });
     const coll = await t.request(
       'DELETE',
       `${base}?labelSelector=${encodeURIComponent('kubernetes.io/service-name=del')}`,
     );
     expect(coll.status).toBe(200);
+    expect(coll.body.kind).toBe('EndpointSliceList');
+    expect(coll.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual([
+      's-del-2',
+    ]);
     expect((await t.request('GET', `${base}/s-del-2`)).status).toBe(404);
     expect((await t.request('GET', `${base}/s-keep`)).status).toBe(200);
   });
@@ -210,15 +252,36 @@ describe('EndpointSlice validation', () => {
       ],
     });
     expect(r.status).toBe(422);
-    const c = causes(r.body);
-    expect(c).toContain('endpoints[0].addresses: Required value: must contain at least 1 address');
-    expect(c).toContain('endpoints[1].addresses: Too many: 101: must have at most 100 items');
-    expect(c).toContain(
-      'endpoints[2].addresses[0]: Invalid value: "fd00::1": must be a valid IPv4 address',
-    );
-    expect(c).toContain(
+    // The address counts are checked declaratively in 1.37: reported last, Required without a
+    // detail. The wrong family is reported on the list, not the address (upstream's path).
+    expect(causes(r.body)).toEqual([
+      'endpoints[2].addresses: Invalid value: "fd00::1": must be an IPv4 address',
       'endpoints[3].addresses[0]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)',
-    );
+      'endpoints[0].addresses: Required value',
+      'endpoints[1].addresses: Too many: 101: must have at most 100 items',
+    ]);
+  });
+
+  it('addresses are parsed strictly: no leading zeros, no IPv4-mapped IPv6', async () => {
+    const r = await t.request('POST', base, {
+      ...slice('s-strict', 'v'),
+      endpoints: [{ addresses: ['10.0.0.01', 'not-an-ip'] }],
+    });
+    expect(r.status).toBe(422);
+    expect(causes(r.body)).toEqual([
+      'endpoints[0].addresses[0]: Invalid value: "10.0.0.01": must not have leading 0s',
+      'endpoints[0].addresses[1]: Invalid value: "not-an-ip": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+    ]);
+    const v6 = await t.request('POST', base, {
+      ...slice('s-strict', 'v'),
+      addressType: 'IPv6',
+      endpoints: [{ addresses: ['::ffff:10.0.0.1', 'FD00:0:0::1'] }],
+    });
+    // IPv6 addresses are validated as a new field: canonical form too.
+    expect(causes(v6.body)).toEqual([
+      'endpoints[0].addresses[0]: Invalid value: "::ffff:10.0.0.1": must not be an IPv4-mapped IPv6 address',
+      'endpoints[0].addresses[1]: Invalid value: "FD00:0:0::1": must be in canonical form ("fd00::1")',
+    ]);
   });
 
   it('FQDN addresses must be domains with two segments', async () => {

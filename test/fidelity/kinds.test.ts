@@ -82,6 +82,15 @@ describe('deploy/ kinds', () => {
       rules: [{ apiGroups: [''], resources: ['configmaps'] }],
     });
     expect(noVerbs.status).toBe(422);
+    // Verbs are checked declaratively in 1.37: last, and without a detail.
+    const rules = await t.request('POST', `${rbac}/namespaces/${t.namespace}/roles`, {
+      metadata: { name: 'k-role-3' },
+      rules: [{}, { verbs: ['get'], nonResourceURLs: ['/healthz'], resources: ['pods'] }],
+    });
+    expect(rules.status).toBe(422);
+    expect(rules.body.message).toBe(
+      'Role.rbac.authorization.k8s.io "k-role-3" is invalid: [rules[0].apiGroups: Required value: resource rules must supply at least one api group, rules[0].resources: Required value: resource rules must supply at least one resource, rules[1].nonResourceURLs: Invalid value: ["/healthz"]: namespaced rules cannot apply to non-resource URLs, rules[1].nonResourceURLs: Invalid value: ["/healthz"]: rules cannot apply to both regular resources and non-resource URLs, rules[0].verbs: Required value]',
+    );
     const binding = {
       metadata: { name: 'k-rb' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'k-role' },

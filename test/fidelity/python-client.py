@@ -54,6 +54,12 @@ def status_of(call):
     return None
 
 
+def ours(items):
+    """The objects this script made (py-*): a real cluster's namespace has others, such as the
+    kube-root-ca.crt ConfigMap the root-ca publisher puts in every namespace."""
+    return [i for i in items if i.metadata.name.startswith("py-")]
+
+
 def cm(name, labels=None, data=None):
     return client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name=name, labels=labels), data=data
@@ -93,7 +99,7 @@ def get_missing():
 def list_configmaps():
     lst = core.list_namespaced_config_map(ns)
     return {
-        "names": [i.metadata.name for i in lst.items],
+        "names": [i.metadata.name for i in ours(lst.items)],
         "hasResourceVersion": bool(lst.metadata.resource_version),
     }
 
@@ -185,12 +191,17 @@ def field_selector():
 @op
 def limit_continue():
     first = core.list_namespaced_config_map(ns, limit=2)
-    second = core.list_namespaced_config_map(ns, limit=2, _continue=first.metadata._continue)
+    paged = list(first.items)
+    token = first.metadata._continue
+    while token:
+        page = core.list_namespaced_config_map(ns, limit=2, _continue=token)
+        paged += page.items
+        token = page.metadata._continue
     return {
         "first": len(first.items),
         "hasContinue": bool(first.metadata._continue),
-        "total": len(first.items) + len(second.items),
-        "all": len(core.list_namespaced_config_map(ns).items),
+        "total": len(ours(paged)),
+        "all": len(ours(core.list_namespaced_config_map(ns).items)),
     }
 
 
@@ -258,24 +269,27 @@ def pretty_and_rv0():
     pretty = core.list_namespaced_config_map(ns, pretty="true")
     cached = core.list_config_map_for_all_namespaces(resource_version="0")
     return {
-        "pretty": len(pretty.items),
-        "cached": len([i for i in cached.items if i.metadata.namespace == ns]),
+        "pretty": len(ours(pretty.items)),
+        "cached": len(ours([i for i in cached.items if i.metadata.namespace == ns])),
     }
 
 
 @op
 def watch_expired():
-    """A watch from a compacted resourceVersion ends with 410, which the client raises."""
+    """A watch from a compacted resourceVersion ends with 410, which the client raises. Where
+    resourceVersion 1 is still in the server's history (a real cluster minutes old), the watch
+    replays it instead: reported as the first event's type."""
     for i in range(60):
         core.patch_namespaced_config_map("py-cm", ns, {"data": {"n": str(i)}})
+    first = None
     try:
-        for _ in watch.Watch().stream(
-            core.list_namespaced_config_map, ns, resource_version="1", timeout_seconds=5
+        for event in watch.Watch().stream(
+            core.list_namespaced_config_map, ns, resource_version="1", timeout_seconds=2
         ):
-            pass
+            first = first or event["type"]
     except ApiException as err:
         return {"status": err.status, "reason": err.reason}
-    return {"status": None}
+    return {"status": None, "first": first}
 
 
 @op

@@ -14,6 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SUBSTRATE } from '../substrate.ts';
 import { startTarget, type Target, writeKubeconfig } from './target.ts';
 
 const script = new URL('./python-client.py', import.meta.url).pathname;
@@ -105,7 +106,8 @@ describe(`python3-kubernetes: ConfigMaps${skip}`, () => {
     expect(value('apply_conflict_then_force')).toEqual({
       conflict: {
         status: 409,
-        message: 'Apply failed with 1 conflict: conflict with "py-apply" using v1: .data.k',
+        // An applier is named alone; an Update manager with the version it wrote.
+        message: 'Apply failed with 1 conflict: conflict with "py-apply": .data.k',
       },
       forced: { k: 'other', l: 'w' },
     });
@@ -142,6 +144,12 @@ describe(`python3-kubernetes: watch=True${skip}`, () => {
 
   it.skipIf(skip)('from a compacted resourceVersion: 410, raised by the client', () => {
     const r = value('watch_expired');
+    if (SUBSTRATE === 'real' && r.status !== 410) {
+      // A young control plane still has resourceVersion 1 in its watch history (as in
+      // api.test.ts): the watch replays it. An aged one answers the 410 below.
+      expect(r).toEqual({ status: null, first: 'ADDED' });
+      return;
+    }
     expect(r.status).toBe(410);
     expect(r.reason).toMatch(/^Expired: too old resource version: 1 \(\d+\)$/);
   });

@@ -40,10 +40,37 @@ describe('server-side apply', () => {
       (e: { manager: string }) => e.manager === 'alice',
     );
     expect(entry).toMatchObject({ operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1' });
+    // An applied configuration's set names what it sets, not the maps holding it (an Update's
+    // set has a `.` for each map it made).
     expect(entry.fieldsV1).toEqual({
-      'f:data': { '.': {}, 'f:a': {}, 'f:b': {} },
-      'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } },
+      'f:data': { 'f:a': {}, 'f:b': {} },
+      'f:metadata': { 'f:labels': { 'f:x': {} } },
     });
+  });
+
+  it('the same configuration again is a no-op; from a second manager, shared ownership is written', async () => {
+    const config = cm('ssa-same', { s: '1' });
+    const first = await t.request('PATCH', `${base}/ssa-same?fieldManager=one`, config, APPLY);
+    expect(first.status).toBe(201);
+    const again = await t.request('PATCH', `${base}/ssa-same?fieldManager=one`, config, APPLY);
+    expect(again.status).toBe(200);
+    expect(again.body.metadata.resourceVersion).toBe(first.body.metadata.resourceVersion);
+    expect(again.body.metadata.managedFields).toEqual(first.body.metadata.managedFields);
+    const shared = await t.request('PATCH', `${base}/ssa-same?fieldManager=two`, config, APPLY);
+    expect(shared.status).toBe(200);
+    // Only managedFields changed, and that is written. An apply that changed nothing does not
+    // stamp its manager's time; the entries are sorted by operation, then time (none first).
+    expect(shared.body.metadata.resourceVersion).not.toBe(first.body.metadata.resourceVersion);
+    expect(shared.body.metadata.managedFields).toEqual([
+      {
+        manager: 'two',
+        operation: 'Apply',
+        apiVersion: 'v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { 'f:s': {} } },
+      },
+      first.body.metadata.managedFields[0],
+    ]);
   });
 
   it('fieldManager is required (422)', async () => {
@@ -171,5 +198,34 @@ describe('server-side apply', () => {
     expect(
       r.body.spec.ports.map((p: { port: number }) => p.port).sort((a: number, b: number) => a - b),
     ).toEqual([80, 443]);
+  });
+
+  it('a list-map key the configuration leaves out is its default (protocol TCP)', async () => {
+    const svcs = `/api/v1/namespaces/${t.namespace}/services`;
+    const config = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'ssa-key' },
+      spec: { ports: [{ port: 80, name }] },
+    });
+    const made = await t.request('PATCH', `${svcs}/ssa-key?fieldManager=one`, config('a'), APPLY);
+    expect(made.status).toBe(201);
+    const entry = made.body.metadata.managedFields.find(
+      (e: { manager: string }) => e.manager === 'one',
+    );
+    expect(entry.fieldsV1['f:spec']['f:ports']).toEqual({
+      'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:name': {}, 'f:port': {} },
+    });
+    // The element is the live one (protocol TCP): changed in place, not added a second time.
+    const changed = await t.request(
+      'PATCH',
+      `${svcs}/ssa-key?fieldManager=one`,
+      config('b'),
+      APPLY,
+    );
+    expect(changed.status).toBe(200);
+    expect(changed.body.spec.ports).toEqual([
+      { name: 'b', protocol: 'TCP', port: 80, targetPort: 80 },
+    ]);
   });
 });

@@ -1,26 +1,22 @@
 /**
  * Shared test helpers for the forwarder: emulated clusters with real clients, polling, and a
- * recording logger.
+ * recording logger. The files that also run on real clusters take theirs from test/cluster.ts.
  */
 
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { ForwarderLogger } from '../../lib/forwarder/logger.ts';
-import { createKubeClient, type KubeClient } from '../../lib/kube/client.ts';
-import { kubeConfigFromString } from '../../lib/kube/kubeconfig.ts';
+import type { KubeClient } from '../../lib/kube/client.ts';
 import type { ClusterOptions } from '../../lib/local/apiserver/cluster.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
+import { testClient } from '../cluster.ts';
 
 /** An emulated cluster and a real client on it (no client-side rate limit, quick retries). */
 export async function clusterWithClient(
   options: ClusterOptions = {},
 ): Promise<{ cluster: EmulatedCluster; client: KubeClient }> {
   const cluster = await startCluster(options);
-  const client = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
-    qps: Number.POSITIVE_INFINITY,
-    retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 },
-  });
-  return { cluster, client };
+  return { cluster, client: testClient(cluster.kubeconfig, 2) };
 }
 
 /** Polls `check` until it returns true; throws with `what` after `timeoutMs`. */
@@ -82,7 +78,7 @@ export function versions(objects: readonly KubeObject[]): Record<string, string 
 const relays: Server[] = [];
 
 /**
- * A TCP relay to the emulator whose `cut()` drops every connection and refuses new ones: a pod
+ * A TCP relay to an API server (the emulator's, or a real one's: TLS passes through) whose `cut()` drops every connection and refuses new ones: a pod
  * that crashed or lost its network, as its peers see it (its Lease is never released).
  */
 export async function cuttable(server: string): Promise<{ url: string; cut(): void }> {
@@ -119,20 +115,17 @@ export function closeRelays(): void {
 }
 
 /**
- * Another real client of `cluster` (no client-side rate limit, no retries), through `server`
- * (a {@link cuttable} relay) when given.
+ * Another real client of `cluster` (emulated, or a test/cluster.ts handle; no client-side rate
+ * limit, no retries), through `server` (a {@link cuttable} relay) when given.
  */
-export function clientOf(cluster: EmulatedCluster, server?: string): KubeClient {
+export function clientOf(cluster: { kubeconfig: string }, server?: string): KubeClient {
   const kubeconfig = server
     ? cluster.kubeconfig.replace(/server: \S+/, `server: ${server}`)
     : cluster.kubeconfig;
-  return createKubeClient(kubeConfigFromString(kubeconfig), {
-    qps: Number.POSITIVE_INFINITY,
-    retry: { maxAttempts: 1, baseDelayMs: 5, maxDelayMs: 20 },
-  });
+  return testClient(kubeconfig, 1);
 }
 
 /** The API server URL of `cluster`'s kubeconfig. */
-export function serverOf(cluster: EmulatedCluster): string {
+export function serverOf(cluster: { kubeconfig: string }): string {
   return /server: (\S+)/.exec(cluster.kubeconfig)![1]!;
 }

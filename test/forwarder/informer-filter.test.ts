@@ -1,42 +1,53 @@
 /**
  * An informer's filter (what a forwarder shard keeps) and its relist when the filter changes,
- * against the emulator with a real client.
+ * with a real client against the emulator and, in the `real` project, a real kube-apiserver
+ * (test/cluster.ts: the informers follow the objects of their test's handle only).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Informer, type RestartCause } from '../../lib/forwarder/informer.ts';
-import type { KubeClient } from '../../lib/kube/client.ts';
 import { RESOURCES } from '../../lib/kube/resources.ts';
-import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
-import { clusterWithClient, endpoints, waitFor } from './helpers.ts';
+import { startTestCluster, type TestCluster } from '../cluster.ts';
+import { endpoints, waitFor } from './helpers.ts';
 
-let cluster: EmulatedCluster;
-let client: KubeClient;
+let cluster: TestCluster | undefined;
 let informer: Informer | undefined;
 
 afterEach(async () => {
   await informer?.stop();
   informer = undefined;
-  await client?.close();
   await cluster?.close();
+  cluster = undefined;
 });
+
+/** A cluster with the namespaces `apps` and `web`, and `count` Endpoints `ep-<i>` in each. */
+async function start(count: number): Promise<{ c: TestCluster; apps: string; web: string }> {
+  const c = await startTestCluster({ namespaces: ['apps', 'web'] });
+  cluster = c;
+  const [apps, web] = [c.ns('apps'), c.ns('web')];
+  for (const ns of [apps, web]) {
+    await c.createAll(
+      'endpoints',
+      ns,
+      Array.from({ length: count }, (_, i) => endpoints(ns, `ep-${i}`)),
+    );
+  }
+  return { c, apps, web };
+}
 
 describe('Informer filter and relist', () => {
   it('caches only what the filter accepts, and a relist delivers what a new filter adds and drops', async () => {
-    ({ cluster, client } = await clusterWithClient());
-    for (const ns of ['apps', 'web']) {
-      cluster.store.create('namespaces', undefined, { metadata: { name: ns } });
-      for (let i = 0; i < 3; i++) cluster.store.create('endpoints', ns, endpoints(ns, `ep-${i}`));
-    }
-    let accepted = new Set(['apps']);
+    const { c, apps, web } = await start(3);
+    let accepted = new Set([apps]);
     const log: string[] = [];
     const causes: RestartCause[] = [];
     const note = (what: string) => (o: KubeObject) =>
       log.push(`${what} ${o.metadata.namespace}/${o.metadata.name}`);
     informer = new Informer({
       name: 'filtered',
-      client,
+      client: c.client,
       resource: RESOURCES.endpoints,
+      labelSelector: c.selector,
       filter: (o) => accepted.has(o.metadata.namespace ?? ''),
       handlers: {
         onAdd: note('add'),
@@ -47,45 +58,53 @@ describe('Informer filter and relist', () => {
     });
     informer.start();
     await informer.synced;
-    expect(informer.keys().sort()).toEqual(['apps/ep-0', 'apps/ep-1', 'apps/ep-2']);
+    expect(informer.keys().sort()).toEqual([`${apps}/ep-0`, `${apps}/ep-1`, `${apps}/ep-2`]);
 
     // Watch events of a refused namespace never reach the cache or the handlers.
-    cluster.store.create('endpoints', 'web', endpoints('web', 'late'));
-    cluster.store.create('endpoints', 'apps', endpoints('apps', 'late'));
-    await waitFor('apps/late', () => informer!.get('apps/late') !== undefined);
-    expect(informer.get('web/late')).toBeUndefined();
-    expect(log.filter((l) => l.includes('web/'))).toEqual([]);
+    await c.create('endpoints', web, endpoints(web, 'late'));
+    await c.create('endpoints', apps, endpoints(apps, 'late'));
+    await waitFor('apps/late', () => informer!.get(`${apps}/late`) !== undefined);
+    expect(informer.get(`${web}/late`)).toBeUndefined();
+    expect(log.filter((l) => l.includes(`${web}/`))).toEqual([]);
 
     // The filter now takes web and drops apps: one relist delivers both differences.
     log.length = 0;
-    accepted = new Set(['web']);
+    accepted = new Set([web]);
     // relist() resolves once the cache is what the new filter accepts.
     await informer.relist();
-    expect(informer.keys().sort()).toEqual(['web/ep-0', 'web/ep-1', 'web/ep-2', 'web/late']);
+    expect(informer.keys().sort()).toEqual([
+      `${web}/ep-0`,
+      `${web}/ep-1`,
+      `${web}/ep-2`,
+      `${web}/late`,
+    ]);
     expect(log.filter((l) => l.startsWith('add')).sort()).toEqual([
-      'add web/ep-0',
-      'add web/ep-1',
-      'add web/ep-2',
-      'add web/late',
+      `add ${web}/ep-0`,
+      `add ${web}/ep-1`,
+      `add ${web}/ep-2`,
+      `add ${web}/late`,
     ]);
     expect(log.filter((l) => l.startsWith('delete')).sort()).toEqual([
-      'delete apps/ep-0',
-      'delete apps/ep-1',
-      'delete apps/ep-2',
-      'delete apps/late',
+      `delete ${apps}/ep-0`,
+      `delete ${apps}/ep-1`,
+      `delete ${apps}/ep-2`,
+      `delete ${apps}/late`,
     ]);
     expect(causes).toContain('relist');
 
     // And it keeps watching after the relist.
-    cluster.store.create('endpoints', 'web', endpoints('web', 'after'));
-    await waitFor('web/after', () => informer!.get('web/after') !== undefined);
+    await c.create('endpoints', web, endpoints(web, 'after'));
+    await waitFor('web/after', () => informer!.get(`${web}/after`) !== undefined);
   });
 
   it('a relist asked for before start is answered by the first list, and by stop', async () => {
-    ({ cluster, client } = await clusterWithClient());
-    cluster.store.create('namespaces', undefined, { metadata: { name: 'apps' } });
-    cluster.store.create('endpoints', 'apps', endpoints('apps', 'ep-0'));
-    informer = new Informer({ name: 'late', client, resource: RESOURCES.endpoints });
+    const { c, apps, web } = await start(1);
+    informer = new Informer({
+      name: 'late',
+      client: c.client,
+      resource: RESOURCES.endpoints,
+      labelSelector: c.selector,
+    });
     let answered = false;
     const first = informer.relist().then(() => {
       answered = true;
@@ -94,22 +113,18 @@ describe('Informer filter and relist', () => {
     expect(answered).toBe(false);
     informer.start();
     await first;
-    expect(informer.keys()).toEqual(['apps/ep-0']);
+    expect(informer.keys().sort()).toEqual([`${apps}/ep-0`, `${web}/ep-0`]);
     await informer.stop();
     // Stopped: nothing will list again, and nobody waits for it.
     await informer.relist();
   });
 
   it('a relist asked for during a list starts over at the next page instead of finishing it', async () => {
-    ({ cluster, client } = await clusterWithClient());
-    for (const ns of ['apps', 'web']) {
-      cluster.store.create('namespaces', undefined, { metadata: { name: ns } });
-      for (let i = 0; i < 750; i++) cluster.store.create('endpoints', ns, endpoints(ns, `ep-${i}`));
-    }
+    const { c, apps, web } = await start(750);
     // 1,500 objects: three pages of 500, each answered after 100 ms.
-    cluster.faults.add({ verb: 'list', resource: 'endpoints', latencyMs: 100 });
+    c.faults.add({ verb: 'list', resource: 'endpoints', latencyMs: 100 });
     let lists = 0;
-    const counting = new Proxy(client, {
+    const counting = new Proxy(c.client, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver);
         if (property !== 'list') return typeof value === 'function' ? value.bind(target) : value;
@@ -119,19 +134,20 @@ describe('Informer filter and relist', () => {
         };
       },
     });
-    let accepted = 'apps';
+    let accepted = apps;
     informer = new Informer({
       name: 'restarted',
       client: counting,
       resource: RESOURCES.endpoints,
+      labelSelector: c.selector,
       filter: (o) => o.metadata.namespace === accepted,
     });
     informer.start();
     await waitFor('first page asked', () => lists >= 1);
     const pagesBefore = lists;
-    accepted = 'web';
+    accepted = web;
     await informer.relist();
-    expect(new Set(informer.keys().map((k) => k.split('/')[0]))).toEqual(new Set(['web']));
+    expect(new Set(informer.keys().map((k) => k.split('/')[0]))).toEqual(new Set([web]));
     expect(informer.size).toBe(750);
     // The first list's pages asked so far, then the three of the new one (finishing the first
     // list before starting over would make it six).

@@ -1,25 +1,26 @@
 /**
  * An informer's first list lands page by page: the handlers see each page's objects before the
  * list ends, and `hasListed` says which namespaces are complete, from the keys' order, which it
- * checks rather than assumes.
+ * checks rather than assumes. Against the emulator and, in the `real` project, a real
+ * kube-apiserver (test/cluster.ts: the informers list the objects of their test's handle only),
+ * whose pages come in the same key order.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Informer } from '../../lib/forwarder/informer.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
 import { RESOURCES } from '../../lib/kube/resources.ts';
-import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
-import { clusterWithClient, endpoints } from './helpers.ts';
+import { startTestCluster, type TestCluster } from '../cluster.ts';
+import { endpoints } from './helpers.ts';
 
 let informer: Informer | undefined;
-let side: { cluster: EmulatedCluster; client: KubeClient } | undefined;
+let cluster: TestCluster | undefined;
 
 afterEach(async () => {
   await informer?.stop();
   informer = undefined;
-  await side?.client.close();
-  await side?.cluster.close();
-  side = undefined;
+  await cluster?.close();
+  cluster = undefined;
 });
 
 /** What the handlers saw at each progress call. */
@@ -30,13 +31,18 @@ interface Step {
   listed: Record<string, boolean>;
 }
 
-function watching(client: KubeClient, namespaces: string[]): { steps: Step[]; informer: Informer } {
+function watching(
+  client: KubeClient,
+  namespaces: string[],
+  labelSelector?: string,
+): { steps: Step[]; informer: Informer } {
   const steps: Step[] = [];
   let added = 0;
   const made: Informer = new Informer({
     name: 'first-list',
     client,
     resource: RESOURCES.endpoints,
+    ...(labelSelector ? { labelSelector } : {}),
     compact: true,
     handlers: {
       onAdd: () => added++,
@@ -54,39 +60,51 @@ function watching(client: KubeClient, namespaces: string[]): { steps: Step[]; in
 
 describe('an informer’s first list', () => {
   it('lands page by page, and a namespace is listed once a later key has come', async () => {
-    side = await clusterWithClient({ namespaces: ['a', 'a-b', 'b', 'c'] });
-    // In key order ('-' sorts before '/'): a-b/..., a/..., b/..., c/...; pages of 500.
+    const c = await startTestCluster({ namespaces: ['a', 'a-b', 'b', 'c'] });
+    cluster = c;
+    // In key order ('-' sorts before '/'): a-b/..., a/..., b/..., c/...; pages of 500. (On real
+    // the names share a prefix, which keeps that order.)
     const counts: Record<string, number> = { 'a-b': 100, a: 300, b: 400, c: 300 };
     for (const [ns, n] of Object.entries(counts)) {
-      for (let i = 0; i < n; i++)
-        side.cluster.store.create('endpoints', ns, endpoints(ns, `e${i}`));
+      await c.createAll(
+        'endpoints',
+        c.ns(ns),
+        Array.from({ length: n }, (_, i) => endpoints(c.ns(ns), `e${i}`)),
+      );
     }
-    const w = watching(side.client, Object.keys(counts));
+    const w = watching(
+      c.client,
+      Object.keys(counts).map((ns) => c.ns(ns)),
+      c.selector,
+    );
     informer = w.informer;
     informer.start();
     await informer.synced;
-    const all = { a: true, 'a-b': true, b: true, c: true };
+    /** `listed` by the names the test gives the namespaces. */
+    const listed = (by: Record<string, boolean>) =>
+      Object.fromEntries(Object.entries(by).map(([ns, done]) => [c.ns(ns), done]));
+    const all = listed({ a: true, 'a-b': true, b: true, c: true });
     expect(w.steps).toEqual([
       // a-b (100) and a (300), then 100 of b.
       {
         cached: 500,
         added: 500,
         synced: false,
-        listed: { 'a-b': true, a: true, b: false, c: false },
+        listed: listed({ 'a-b': true, a: true, b: false, c: false }),
       },
       // The rest of b, 200 of c.
       {
         cached: 1000,
         added: 1000,
         synced: false,
-        listed: { 'a-b': true, a: true, b: true, c: false },
+        listed: listed({ 'a-b': true, a: true, b: true, c: false }),
       },
       // The last page, and then the end of the list.
       {
         cached: 1100,
         added: 1100,
         synced: false,
-        listed: { 'a-b': true, a: true, b: true, c: false },
+        listed: listed({ 'a-b': true, a: true, b: true, c: false }),
       },
       { cached: 1100, added: 1100, synced: true, listed: all },
     ]);
@@ -133,19 +151,25 @@ describe('an informer’s first list', () => {
   });
 
   it('a relist lands whole, and deletes what it no longer has', async () => {
-    side = await clusterWithClient({ namespaces: ['a'] });
-    for (let i = 0; i < 600; i++)
-      side.cluster.store.create('endpoints', 'a', endpoints('a', `e${i}`));
-    const w = watching(side.client, ['a']);
+    const c = await startTestCluster({ namespaces: ['a'] });
+    cluster = c;
+    const a = c.ns('a');
+    await c.createAll(
+      'endpoints',
+      a,
+      Array.from({ length: 600 }, (_, i) => endpoints(a, `e${i}`)),
+    );
+    const w = watching(c.client, [a], c.selector);
     informer = w.informer;
     informer.start();
     await informer.synced;
     const firstList = w.steps.length;
-    side.cluster.store.delete('endpoints', 'a', 'e0');
+    expect(firstList).toBeGreaterThan(1);
+    await c.delete('endpoints', a, 'e0');
     await informer.relist();
     // No progress for a relist: it replaced the cache at once.
     expect(w.steps.length).toBe(firstList);
-    expect(informer.has('a/e0')).toBe(false);
+    expect(informer.has(`${a}/e0`)).toBe(false);
     expect(informer.size).toBe(599);
   });
 });

@@ -1,9 +1,11 @@
 /**
- * Shard membership and hand-over against the emulator, with real clients and real Leases: each
- * replica a {@link Shards} on its own client. A monitor samples every few milliseconds that no
- * namespace is dispatchable by two replicas at once.
+ * Shard membership and hand-over with real clients and real Leases, against the emulator and in
+ * the `real` project a real kube-apiserver (test/cluster.ts, each test in a namespace of its
+ * own): each replica a {@link Shards} on its own client. A monitor samples every few
+ * milliseconds that no namespace is dispatchable by two replicas at once.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { microTime } from '../../lib/forwarder/leader-election.ts';
 import { ShardRing } from '../../lib/forwarder/shard-ring.ts';
 import {
   ADOPTED_RING_ANNOTATION,
@@ -12,19 +14,12 @@ import {
   Shards,
 } from '../../lib/forwarder/shards.ts';
 import type { KubeClient } from '../../lib/kube/client.ts';
-import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
-import {
-  clientOf,
-  closeRelays,
-  clusterWithClient,
-  cuttable,
-  serverOf,
-  waitFor,
-} from './helpers.ts';
+import { startTestCluster, type TestCluster } from '../cluster.ts';
+import { SUBSTRATE } from '../substrate.ts';
+import { clientOf, closeRelays, cuttable, serverOf, waitFor } from './helpers.ts';
 
-let cluster: EmulatedCluster;
-let client: KubeClient;
+let cluster: TestCluster | undefined;
 const replicas: Array<{ shards: Shards; client: KubeClient }> = [];
 let monitor: ReturnType<typeof setInterval> | undefined;
 
@@ -34,9 +29,15 @@ afterEach(async () => {
   await Promise.all(replicas.splice(0).map((r) => r.shards.stop()));
   await Promise.all(replicas.map((r) => r.client.close()));
   closeRelays();
-  await client?.close();
   await cluster?.close();
+  cluster = undefined;
 });
+
+/** A cluster whose namespace `default` holds the member Leases. */
+async function start(): Promise<TestCluster> {
+  cluster = await startTestCluster({ namespaces: ['default'] });
+  return cluster;
+}
 
 const timing = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 };
 const NAMESPACES = Array.from({ length: 60 }, (_, i) => `ns-${i}`);
@@ -51,11 +52,11 @@ interface Replica {
 }
 
 function replica(identity: string, server?: string, timings = timing): Replica {
-  const own = clientOf(cluster, server);
+  const own = clientOf(cluster!, server);
   const inFlight = new Set<string>();
   const shards = new Shards({
     client: own,
-    namespace: 'default',
+    namespace: cluster!.ns('default'),
     prefix: 'endpoint-sync-forwarder-vc1',
     identity,
     inFlight: () => inFlight,
@@ -89,9 +90,8 @@ function owners(all: Replica[]): Map<string, string[]> {
   );
 }
 
-function leases(): KubeObject[] {
-  return cluster.store
-    .list('leases', 'default')
+async function leases(): Promise<KubeObject[]> {
+  return (await cluster!.list('leases', cluster!.ns('default')))
     .filter((l) => l.metadata.labels?.[SHARD_GROUP_LABEL] === 'endpoint-sync-forwarder-vc1')
     .filter((l) => (l as { spec?: { holderIdentity?: string } }).spec?.holderIdentity);
 }
@@ -101,7 +101,7 @@ const complete = (rs: Replica[], members: number) => () =>
 
 /** A cluster, the double-owner monitor, and replica `a` alone with its hand-over complete. */
 async function startWithA(): Promise<{ all: Replica[]; violations: string[]; a: Replica }> {
-  ({ cluster, client } = await clusterWithClient());
+  await start();
   const all: Replica[] = [];
   const violations: string[] = [];
   watchForDoubles(() => all, violations);
@@ -112,15 +112,15 @@ async function startWithA(): Promise<{ all: Replica[]; violations: string[]; a: 
   return { all, violations, a };
 }
 
-describe('Shards against the emulator', () => {
+describe(`Shards against the ${SUBSTRATE}`, () => {
   it('one replica owns every namespace once its own Lease says it adopted the ring', async () => {
-    ({ cluster, client } = await clusterWithClient());
+    await start();
     const a = replica('a');
     expect(NAMESPACES.some((ns) => a.shards.owns(ns))).toBe(false);
     a.shards.start();
     await waitFor('a complete', complete([a], 1));
     expect(NAMESPACES.every((ns) => a.shards.owns(ns))).toBe(true);
-    const [lease] = leases();
+    const [lease] = await leases();
     expect(lease?.metadata.name).toBe('endpoint-sync-forwarder-vc1-member-a');
     expect(lease?.metadata.annotations?.[ADOPTED_RING_ANNOTATION]).toBe(new ShardRing(['a']).id);
     expect(a.gained).toHaveLength(1);
@@ -128,19 +128,19 @@ describe('Shards against the emulator', () => {
   });
 
   it('stop releases the member Lease even when its last renewal was written but not answered', async () => {
-    ({ cluster, client } = await clusterWithClient());
+    const kube = await start();
     const a = replica('a');
     a.shards.start();
     await waitFor('a complete', complete([a], 1));
     // The server took a renewal whose answer never arrived: the replica's copy is a version
     // behind, so a release from it alone is refused (409) and the Lease keeps its holder.
-    const [current] = leases();
-    cluster.store.update('leases', 'default', {
+    const [current] = await leases();
+    await kube.update('leases', kube.ns('default'), {
       ...current,
-      spec: { ...(current as { spec?: object }).spec, renewTime: new Date().toISOString() },
+      spec: { ...(current as { spec?: object }).spec, renewTime: microTime(Date.now()) },
     });
     await a.shards.stop();
-    expect(leases()).toEqual([]);
+    expect(await leases()).toEqual([]);
   });
 
   it('1 -> 2 -> 3 -> 2 -> 1: never two owners, kept namespaces never interrupted, stop hands over at once', async () => {
@@ -186,11 +186,10 @@ describe('Shards against the emulator', () => {
     expect(NAMESPACES.some((ns) => c.shards.owns(ns))).toBe(false);
     await waitFor('a, b complete again', complete([a, b], 2), 5000);
     expect(Date.now() - stoppedAt).toBeLessThan(lasting.leaseDurationMs);
-    expect(
-      leases()
-        .map((l) => l.metadata.name)
-        .sort(),
-    ).toEqual(['endpoint-sync-forwarder-vc1-member-a', 'endpoint-sync-forwarder-vc1-member-b']);
+    expect((await leases()).map((l) => l.metadata.name).sort()).toEqual([
+      'endpoint-sync-forwarder-vc1-member-a',
+      'endpoint-sync-forwarder-vc1-member-b',
+    ]);
     all.splice(all.indexOf(b), 1);
     await b.shards.stop();
     await waitFor('a alone', complete([a], 1), 5000);
@@ -220,11 +219,11 @@ describe('Shards against the emulator', () => {
   });
 
   it('a replica that cannot renew steps down before its Lease expires; the others take over after the lease duration', async () => {
-    ({ cluster, client } = await clusterWithClient());
+    const kube = await start();
     const all: Replica[] = [];
     const violations: string[] = [];
     watchForDoubles(() => all, violations);
-    const link = await cuttable(serverOf(cluster));
+    const link = await cuttable(serverOf(kube));
     const a = replica('a');
     const b = replica('b', link.url);
     all.push(a, b);
@@ -247,7 +246,7 @@ describe('Shards against the emulator', () => {
   });
 
   it('replicas started together take their first ring with each other in it (none begins with everything)', async () => {
-    ({ cluster, client } = await clusterWithClient());
+    await start();
     // A retry period long enough for three clients' first requests on a loaded machine.
     const slow = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 400 };
     const rs = ['a', 'b', 'c'].map((id) => replica(id, undefined, slow));
@@ -269,10 +268,10 @@ describe('Shards against the emulator', () => {
     const shares = owners(all);
     // Renewals still work, lists fail: each Lease looks unchanged to the other for longer than
     // the lease duration. Taking it for expired would hand each replica every namespace.
-    cluster.faults.add({ verb: 'list', resource: 'leases', status: 500 });
+    cluster!.faults.add({ verb: 'list', resource: 'leases', status: 500 });
     await new Promise((r) => setTimeout(r, timing.leaseDurationMs * 2));
     expect(owners(all)).toEqual(shares);
-    cluster.faults.clear();
+    cluster!.faults.clear();
     await new Promise((r) => setTimeout(r, timing.retryPeriodMs * 4));
     expect(complete([a, b], 2)()).toBe(true);
     expect(owners(all)).toEqual(shares);

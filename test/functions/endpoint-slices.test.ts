@@ -1,10 +1,11 @@
 /**
  * EndpointSlices through the real sync function: an event version 2 item for a slice, its
- * Service as a companion, planned and written to the emulated host's discovery.k8s.io/v1 API.
+ * Service as a companion, planned and written to the host's discovery.k8s.io/v1 API (the
+ * emulator's, and in the `real` project a real kube-apiserver's: harness.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/model/index.ts';
-import { HOST_NS, hostName, type Stack, service, startStack, VC } from './harness.ts';
+import { hostName, type Stack, service, startStack, VC } from './harness.ts';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -29,7 +30,7 @@ const slice: KubeObject = {
 function sliceEvent(companion: KubeObject | null): unknown {
   return {
     version: 2,
-    virtualCluster: { name: VC, namespace: HOST_NS },
+    virtualCluster: { name: VC, namespace: stack!.namespace },
     items: [
       {
         id: 's',
@@ -49,7 +50,7 @@ describe('sync function with EndpointSlices', () => {
     stack = await startStack();
     const result = await stack.invoke(sliceEvent(service('db')));
     expect(result.results[0]).toMatchObject({ status: 'applied', reasonCode: 'created' });
-    const copy = stack.cluster.store.get('endpointslices', HOST_NS, hostName('db-abc'));
+    const copy = await stack.hostCluster.get('endpointslices', stack.namespace, hostName('db-abc'));
     expect(copy?.metadata.labels?.['kubernetes.io/service-name']).toBe(hostName('db'));
     expect(copy?.['endpoints']).toEqual(slice['endpoints']);
     const again = await stack.invoke(sliceEvent(service('db')));

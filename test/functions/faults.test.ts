@@ -1,14 +1,13 @@
 /**
- * Host API faults, injected by the emulator: conflicts, throttling, server errors and timeouts
- * make items fail as retryable with what was already written, never a silently half-applied
- * plan; a later retry re-plans from the host state and converges.
+ * Host API faults: conflicts, throttling, server errors and timeouts make items fail as
+ * retryable with what was already written, never a silently half-applied plan; a later retry
+ * re-plans from the host state and converges. Injected by the emulator, and in the `real`
+ * project by the fault proxy in front of a real kube-apiserver (harness.ts, test/cluster.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   credsSecret,
   endpoints,
-  event,
-  HOST_NS,
   hostName,
   hostVersions,
   item,
@@ -22,8 +21,8 @@ afterEach(async () => {
   stack = undefined;
 });
 
-function ipOf(stack: Stack, name: string): string | undefined {
-  const copy = stack.cluster.store.peek('endpoints', HOST_NS, hostName(name)) as
+async function ipOf(stack: Stack, name: string): Promise<string | undefined> {
+  const copy = (await stack.hostCluster.peek('endpoints', stack.namespace, hostName(name))) as
     | { subsets?: Array<{ addresses?: Array<{ ip: string }> }> }
     | undefined;
   return copy?.subsets?.[0]?.addresses?.[0]?.ip;
@@ -34,9 +33,9 @@ const secret = credsSecret();
 describe('sync function under host API faults', () => {
   it('conflicts on every update: re-plans a bounded number of times, then retryable; a retry converges', async () => {
     stack = await startStack({ maxRounds: 3 });
-    await stack.invoke(event([item('a', 'db', endpoints('db'))]));
-    stack.cluster.faults.set({ verb: 'update', resource: 'endpoints', status: 409 });
-    const changed = event([item('b', 'db', endpoints('db', { ip: '10.7.7.7' }))]);
+    await stack.invoke(stack.event([item('a', 'db', endpoints('db'))]));
+    stack.hostCluster.faults.set({ verb: 'update', resource: 'endpoints', status: 409 });
+    const changed = stack.event([item('b', 'db', endpoints('db', { ip: '10.7.7.7' }))]);
     const failed = await stack.invoke(changed);
     expect(failed.results[0]).toMatchObject({
       status: 'failed',
@@ -45,22 +44,24 @@ describe('sync function under host API faults', () => {
     });
     expect(failed.results[0]!.reason).toContain('3 rounds');
     expect(stack.handler.telemetry.stats().replans).toBe(3);
-    expect(ipOf(stack, 'db')).toBe('10.0.0.1');
+    expect(await ipOf(stack, 'db')).toBe('10.0.0.1');
 
-    stack.cluster.faults.clear();
+    stack.hostCluster.faults.clear();
     const retried = await stack.invoke(changed);
     expect(retried.results[0]).toMatchObject({ status: 'applied', reasonCode: 'updated' });
-    expect(ipOf(stack, 'db')).toBe('10.7.7.7');
+    expect(await ipOf(stack, 'db')).toBe('10.7.7.7');
   });
 
   it('a real race: the host copy changes between read and write, the item re-plans and wins', async () => {
     stack = await startStack();
-    await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    await stack.invoke(stack.event([item('a', 'db', endpoints('db'))]));
     // Someone edits the host copy's subsets while our update is on its way: the first update
-    // (carrying the old resourceVersion) gets 409 from the emulator itself.
-    // The edit lands once the emulator holds our update (not after a guessed sleep: under load the
-    // plan can take longer than any fixed wait, and then there is no race to test).
-    const faults = stack.cluster.faults;
+    // (carrying the old resourceVersion) gets 409 from the API server itself.
+    // The edit lands once the fault injection holds our update (not after a guessed sleep: under
+    // load the plan can take longer than any fixed wait, and then there is no race to test). It
+    // holds it for a second, below the host client's 2 s timeout: the edit is a get and an update
+    // over HTTP on a real server, which a loaded machine can stretch past a few hundred ms.
+    const faults = stack.hostCluster.faults;
     const decide = faults.decide.bind(faults);
     const updateArrived = new Promise<void>((resolve) => {
       faults.decide = (verb, ...rest) => {
@@ -68,25 +69,27 @@ describe('sync function under host API faults', () => {
         return decide(verb, ...rest);
       };
     });
-    faults.set({ verb: 'update', resource: 'endpoints', latencyMs: 200 });
-    const pending = stack.invoke(event([item('b', 'db', endpoints('db', { ip: '10.8.8.8' }))]));
+    faults.set({ verb: 'update', resource: 'endpoints', latencyMs: 1_000 });
+    const pending = stack.invoke(
+      stack.event([item('b', 'db', endpoints('db', { ip: '10.8.8.8' }))]),
+    );
     await updateArrived;
-    const current = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
-    stack.cluster.store.update('endpoints', HOST_NS, {
+    const current = await stack.hostCluster.get('endpoints', stack.namespace, hostName('db'));
+    await stack.hostCluster.update('endpoints', stack.namespace, {
       ...current,
       subsets: [{ addresses: [{ ip: '1.1.1.1' }], ports: [{ port: 1, protocol: 'TCP' }] }],
     });
-    stack.cluster.faults.clear();
+    stack.hostCluster.faults.clear();
     const result = await pending;
     expect(result.results[0]).toMatchObject({ status: 'applied' });
     expect(stack.handler.telemetry.stats().replans).toBe(1);
-    expect(ipOf(stack, 'db')).toBe('10.8.8.8');
+    expect(await ipOf(stack, 'db')).toBe('10.8.8.8');
   });
 
   it('5xx on the Endpoints write after the Secret copy: failed, retryable, lists what was written; retry converges', async () => {
     stack = await startStack();
-    stack.cluster.faults.set({ verb: 'create', resource: 'endpoints', status: 500 });
-    const withRef = event([
+    stack.hostCluster.faults.set({ verb: 'create', resource: 'endpoints', status: 500 });
+    const withRef = stack.event([
       item('a', 'db', endpoints('db', { annotations: { 'example.com/secret': 'creds' } }), {
         references: [secret],
       }),
@@ -97,29 +100,31 @@ describe('sync function under host API faults', () => {
     expect(r.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual(['create secrets']);
     expect(r.virtualWrites).toEqual([]);
     expect(r.reason).toContain('already written: create secrets');
-    expect(stack.cluster.store.peek('endpoints', HOST_NS, hostName('db'))).toBeUndefined();
+    expect(
+      await stack.hostCluster.peek('endpoints', stack.namespace, hostName('db')),
+    ).toBeUndefined();
 
-    stack.cluster.faults.clear();
+    stack.hostCluster.faults.clear();
     const retried = await stack.invoke(withRef);
     expect(retried.results[0]).toMatchObject({ status: 'applied' });
     expect(retried.results[0]!.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual([
       'create endpoints',
     ]);
-    const before = hostVersions(stack.cluster);
+    const before = await hostVersions(stack);
     const replay = await stack.invoke(withRef);
     expect(replay.results[0]!.status).toBe('unchanged');
-    expect(hostVersions(stack.cluster)).toEqual(before);
+    expect(await hostVersions(stack)).toEqual(before);
   });
 
   it('429 from the host: failed, retryable, host-throttled', async () => {
     stack = await startStack();
-    stack.cluster.faults.set({
+    stack.hostCluster.faults.set({
       verb: 'create',
       resource: 'endpoints',
       status: 429,
       retryAfterSeconds: 0,
     });
-    const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    const result = await stack.invoke(stack.event([item('a', 'db', endpoints('db'))]));
     expect(result.results[0]).toMatchObject({
       status: 'failed',
       reasonCode: 'host-throttled',
@@ -131,16 +136,16 @@ describe('sync function under host API faults', () => {
   it('503 and 504 on reads: failed, retryable, nothing written', async () => {
     for (const status of [503, 504] as const) {
       stack = await startStack();
-      stack.cluster.faults.set({
+      stack.hostCluster.faults.set({
         verb: 'get',
         resource: 'endpoints',
         status,
         retryAfterSeconds: 0,
       });
-      const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+      const result = await stack.invoke(stack.event([item('a', 'db', endpoints('db'))]));
       expect(result.results[0]).toMatchObject({ status: 'failed', retryable: true });
       expect(result.results[0]!.reason).toContain('host read failed');
-      expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
+      expect(await stack.hostCluster.list('endpoints', stack.namespace)).toHaveLength(0);
       await stack.close();
       stack = undefined;
     }
@@ -148,8 +153,8 @@ describe('sync function under host API faults', () => {
 
   it('client-side timeouts: failed, retryable; the next invocation converges', async () => {
     stack = await startStack({ kube: { requestTimeoutMs: 150, retry: { maxAttempts: 1 } } });
-    stack.cluster.faults.set({ verb: 'get', resource: 'endpoints', latencyMs: 1_000 });
-    const batch = event([item('a', 'db', endpoints('db'))]);
+    stack.hostCluster.faults.set({ verb: 'get', resource: 'endpoints', latencyMs: 1_000 });
+    const batch = stack.event([item('a', 'db', endpoints('db'))]);
     const timedOut = await stack.invoke(batch);
     expect(timedOut.results[0]).toMatchObject({
       status: 'failed',
@@ -157,14 +162,14 @@ describe('sync function under host API faults', () => {
       retryable: true,
     });
     expect(timedOut.results[0]!.reason).toMatch(/time/i);
-    stack.cluster.faults.clear();
+    stack.hostCluster.faults.clear();
     const retried = await stack.invoke(batch);
     expect(retried.results[0]).toMatchObject({ status: 'applied', reasonCode: 'created' });
   });
 
   it('a batch under random faults converges after retries of the failed items only', async () => {
     stack = await startStack();
-    stack.cluster.faults.set([
+    stack.hostCluster.faults.set([
       { verb: 'create', resource: 'endpoints', status: 500, rate: 0.4 },
       { verb: 'get', resource: 'endpoints', status: 503, rate: 0.2, retryAfterSeconds: 0 },
     ]);
@@ -172,7 +177,7 @@ describe('sync function under host API faults', () => {
       item(`i${i}`, `svc${i}`, endpoints(`svc${i}`, { ip: `10.1.0.${i}` })),
     );
     for (let attempt = 0; attempt < 20 && pending.length > 0; attempt++) {
-      const result = await stack.invoke(event(pending));
+      const result = await stack.invoke(stack.event(pending));
       for (const r of result.results) if (r.status === 'failed') expect(r.retryable).toBe(true);
       const failedIds = new Set(
         result.results.filter((r) => r.status === 'failed').map((r) => r.id),
@@ -180,17 +185,17 @@ describe('sync function under host API faults', () => {
       pending = pending.filter((p) => failedIds.has(p.id));
     }
     expect(pending).toEqual([]);
-    stack.cluster.faults.clear();
-    for (let i = 0; i < 20; i++) expect(ipOf(stack, `svc${i}`)).toBe(`10.1.0.${i}`);
-    const before = hostVersions(stack.cluster);
+    stack.hostCluster.faults.clear();
+    for (let i = 0; i < 20; i++) expect(await ipOf(stack, `svc${i}`)).toBe(`10.1.0.${i}`);
+    const before = await hostVersions(stack);
     const replay = await stack.invoke(
-      event(
+      stack.event(
         Array.from({ length: 20 }, (_, i) =>
           item(`i${i}`, `svc${i}`, endpoints(`svc${i}`, { ip: `10.1.0.${i}` })),
         ),
       ),
     );
     expect(replay.results.every((r) => r.status === 'unchanged')).toBe(true);
-    expect(hostVersions(stack.cluster)).toEqual(before);
+    expect(await hostVersions(stack)).toEqual(before);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * A real stack for the sync function's tests: an emulated host cluster, an in-process S3 with
- * the configuration, the real handler behind the local Lambda invoke endpoint, and the real
- * `InvokeCommand`.
+ * A real stack for the sync function's tests: a host cluster (test/cluster.ts: an emulator, or
+ * in the `real` project the run's real host control plane behind the fault proxy, with a host
+ * namespace of the stack's own), an in-process S3 with the configuration, the real handler
+ * behind the local Lambda invoke endpoint, and the real `InvokeCommand`.
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { EventItemV1, SyncEventV1, SyncResult } from '../../lib/contract/index.ts';
@@ -14,13 +15,18 @@ import {
   singleTenant,
 } from '../../lib/functions/index.ts';
 import { createKubeClient, type KubeClient, kubeConfigFromString } from '../../lib/kube/index.ts';
-import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import type { EmulatedCluster } from '../../lib/local/apiserver/index.ts';
 import { type LambdaEndpoint, startLambdaEndpoint } from '../../lib/local/lambda.ts';
 import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
 import type { TenantGate } from '../../lib/tenancy/index.ts';
+import { startTestCluster, type TestCluster } from '../cluster.ts';
 
 export const FUNCTION_NAME = 'endpoint-sync-dev-sync';
+/**
+ * The host namespace of the tenant on the emulator. On a real cluster each stack has its own,
+ * {@link Stack.namespace}, which the tests that run on both use.
+ */
 export const HOST_NS = 'vc-host';
 export const VC = 'vc';
 export const BUCKET = 'configs';
@@ -39,7 +45,17 @@ export const BASIC_CONFIG = `sync:
 
 /** Everything a test needs; `close` stops it all. */
 export interface Stack {
-  cluster: EmulatedCluster;
+  /** The host cluster, on either substrate; faults set on it hit the handler's host requests. */
+  hostCluster: TestCluster;
+  /** The tenant's host namespace: {@link HOST_NS} on the emulator, a name of its own on real. */
+  namespace: string;
+  /**
+   * The emulated host cluster, for the files that run on the emulator only; it throws on a real
+   * cluster (the files that run on both use {@link hostCluster}).
+   */
+  readonly cluster: EmulatedCluster;
+  /** {@link event} for the stack's tenant (its host namespace). */
+  event(items: EventItemV1[], extra?: Partial<SyncEventV1>): SyncEventV1;
   store: ObjectStore;
   host: KubeClient;
   handler: SyncHandler;
@@ -63,10 +79,14 @@ export async function startStack(
     tenants?: TenantGate | ((store: ObjectStore) => TenantGate);
   } = {},
 ): Promise<Stack> {
-  const cluster = await startCluster({ namespaces: ['default', 'kube-system', HOST_NS] });
+  const hostCluster = await startTestCluster({
+    role: 'host',
+    namespaces: [HOST_NS],
+  });
+  const namespace = hostCluster.ns(HOST_NS);
   const store = await startObjectStore({ buckets: [BUCKET] });
   if (options.config !== false) await store.put(BUCKET, CONFIG_KEY, options.config ?? BASIC_CONFIG);
-  const host = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
+  const host = createKubeClient(kubeConfigFromString(hostCluster.kubeconfig), {
     qps: Number.POSITIVE_INFINITY,
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
     requestTimeoutMs: 2_000,
@@ -79,7 +99,7 @@ export async function startStack(
       (typeof tenants === 'function' ? tenants(store) : tenants) ??
       singleTenant({
         name: VC,
-        namespace: HOST_NS,
+        namespace,
         config: store.uri(BUCKET, CONFIG_KEY),
         ...tenant,
       }),
@@ -112,7 +132,14 @@ export async function startStack(
     return storeStopped;
   };
   return {
-    cluster,
+    hostCluster,
+    namespace,
+    get cluster() {
+      if (!hostCluster.emulated) throw new Error('this test needs the emulator (stack.cluster)');
+      return hostCluster.emulated;
+    },
+    event: (items, extra = {}) =>
+      event(items, { virtualCluster: { name: VC, namespace }, ...extra }),
     store,
     stopStore,
     host,
@@ -131,7 +158,7 @@ export async function startStack(
       await lambda.close();
       await handler.close();
       await stopStore();
-      await cluster.close();
+      await hostCluster.close();
     },
   };
 }
@@ -220,11 +247,11 @@ export function hostName(name: string, namespace = 'default'): string {
   return `${name}-x-${namespace}-x-${VC}`;
 }
 
-/** resourceVersion of every object in the host namespace, by resource/name. */
-export function hostVersions(cluster: EmulatedCluster): Record<string, string> {
+/** resourceVersion of every Endpoints and Secret in the stack's host namespace, by resource/name. */
+export async function hostVersions(stack: Stack): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const resource of ['endpoints', 'secrets']) {
-    for (const o of cluster.store.list(resource, HOST_NS)) {
+    for (const o of await stack.hostCluster.list(resource, stack.namespace)) {
       out[`${resource}/${o.metadata.name}`] = String(o.metadata.resourceVersion);
     }
   }

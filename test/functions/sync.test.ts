@@ -1,15 +1,16 @@
 /**
  * The sync function end to end: the real handler behind the local Lambda invoke endpoint, the
- * real InvokeCommand, configuration from an in-process S3, and an emulated host cluster.
+ * real InvokeCommand, configuration from an in-process S3, and a host cluster: the emulator, and
+ * in the `real` project a real kube-apiserver (harness.ts, test/cluster.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESOURCES } from '../../lib/kube/index.ts';
 import { shortName } from '../../lib/naming/index.ts';
+import { waitFor } from '../forwarder/helpers.ts';
+import { SUBSTRATE } from '../substrate.ts';
 import {
   credsSecret,
   endpoints,
-  event,
-  HOST_NS,
   hostName,
   hostVersions,
   item,
@@ -28,18 +29,18 @@ describe('sync function', () => {
   it('creates the host copy with patches applied and reports applied', async () => {
     stack = await startStack();
     const result = await stack.invoke(
-      event([item('a', 'db', endpoints('db', { labels: { app: 'db' } }))]),
+      stack.event([item('a', 'db', endpoints('db', { labels: { app: 'db' } }))]),
     );
     expect(result.results).toHaveLength(1);
     const r = result.results[0]!;
     expect(r).toMatchObject({ id: 'a', status: 'applied', reasonCode: 'created' });
-    const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
+    const copy = await stack.hostCluster.get('endpoints', stack.namespace, hostName('db'));
     // The written version is reported, so the forwarder can recognise this write's watch event.
     expect(r.hostWrites).toEqual([
       {
         verb: 'create',
         resource: 'endpoints',
-        namespace: HOST_NS,
+        namespace: stack.namespace,
         name: hostName('db'),
         resourceVersion: copy.metadata.resourceVersion,
       },
@@ -52,46 +53,52 @@ describe('sync function', () => {
 
   it('is idempotent: a replayed batch changes nothing on the host', async () => {
     stack = await startStack();
-    const batch = event([
+    const batch = stack.event([
       item('a', 'db', endpoints('db', { labels: { app: 'db' } })),
       item('b', 'cache', endpoints('cache', { ip: '10.0.0.2' })),
     ]);
     const first = await stack.invoke(batch);
     expect(first.results.map((r) => r.status)).toEqual(['applied', 'applied']);
-    const before = hostVersions(stack.cluster);
+    const before = await hostVersions(stack);
     const again = await stack.invoke(batch);
     expect(again.results.map((r) => r.status)).toEqual(['unchanged', 'unchanged']);
     expect(again.results.every((r) => r.hostWrites.length === 0)).toBe(true);
-    expect(hostVersions(stack.cluster)).toEqual(before);
+    expect(await hostVersions(stack)).toEqual(before);
   });
 
   it('updates on change and deletes the host copy when the virtual object is gone', async () => {
     stack = await startStack();
-    await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    await stack.invoke(stack.event([item('a', 'db', endpoints('db'))]));
     const updated = await stack.invoke(
-      event([item('b', 'db', endpoints('db', { ip: '10.9.9.9' }))]),
+      stack.event([item('b', 'db', endpoints('db', { ip: '10.9.9.9' }))]),
     );
     expect(updated.results[0]).toMatchObject({ status: 'applied', reasonCode: 'updated' });
-    const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db')) as unknown as {
+    const copy = (await stack.hostCluster.get(
+      'endpoints',
+      stack.namespace,
+      hostName('db'),
+    )) as unknown as {
       subsets: Array<{ addresses: Array<{ ip: string }> }>;
     };
     expect(copy.subsets[0]!.addresses[0]!.ip).toBe('10.9.9.9');
-    const deleted = await stack.invoke(event([item('c', 'db', null)]));
+    const deleted = await stack.invoke(stack.event([item('c', 'db', null)]));
     expect(deleted.results[0]).toMatchObject({ status: 'applied', reasonCode: 'virtual-missing' });
     expect(deleted.results[0]!.hostWrites[0]!.verb).toBe('delete');
-    expect(stack.cluster.store.peek('endpoints', HOST_NS, hostName('db'))).toBeUndefined();
+    expect(
+      await stack.hostCluster.peek('endpoints', stack.namespace, hostName('db')),
+    ).toBeUndefined();
   });
 
   it('reports skipped with the reason when the Service has a selector', async () => {
     stack = await startStack();
     const withSelector = item('a', 'web', endpoints('web'));
     withSelector.service = { ...withSelector.service!, spec: { selector: { app: 'web' } } };
-    const result = await stack.invoke(event([withSelector]));
+    const result = await stack.invoke(stack.event([withSelector]));
     expect(result.results[0]).toMatchObject({
       status: 'skipped',
       reasonCode: 'service-has-selector',
     });
-    expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
+    expect(await stack.hostCluster.list('endpoints', stack.namespace)).toHaveLength(0);
   });
 
   it('copies a referenced Secret before the Endpoints and reads host references back', async () => {
@@ -105,7 +112,7 @@ describe('sync function', () => {
         references: [secret],
       },
     );
-    const result = await stack.invoke(event([it1]));
+    const result = await stack.invoke(stack.event([it1]));
     const r = result.results[0]!;
     expect(r.status).toBe('applied');
     expect(r.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual([
@@ -113,10 +120,10 @@ describe('sync function', () => {
       'create endpoints',
     ]);
     const copyName = r.hostWrites[0]!.name;
-    const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db'));
+    const copy = await stack.hostCluster.get('endpoints', stack.namespace, hostName('db'));
     expect(copy.metadata.annotations?.['example.com/secret']).toBe(copyName);
     // The second time the Secret copy is read from the host and found in sync.
-    const again = await stack.invoke(event([it1]));
+    const again = await stack.invoke(stack.event([it1]));
     expect(again.results[0]).toMatchObject({ status: 'unchanged' });
   });
 
@@ -129,23 +136,27 @@ describe('sync function', () => {
       endpoints('db', { annotations: { 'example.com/secret': 'creds' } }),
       { references: [secret] },
     );
-    await stack.invoke(event([referrer]));
-    const copy = stack.cluster.store.get('secrets', HOST_NS, hostName('creds'));
+    await stack.invoke(stack.event([referrer]));
+    const copy = await stack.hostCluster.get('secrets', stack.namespace, hostName('creds'));
     // Still in the virtual cluster: nothing is written.
     const present = (
-      await stack.invoke(event([item('b', 'creds', secret, { resource: 'secrets' })]))
+      await stack.invoke(stack.event([item('b', 'creds', secret, { resource: 'secrets' })]))
     ).results[0]!;
     expect(present).toMatchObject({ status: 'skipped', reasonCode: 'referenced-only' });
-    expect(stack.cluster.store.get('secrets', HOST_NS, hostName('creds'))).toEqual(copy);
+    expect(await stack.hostCluster.get('secrets', stack.namespace, hostName('creds'))).toEqual(
+      copy,
+    );
     const gone = item('c', 'creds', null, { resource: 'secrets' });
-    const deleted = (await stack.invoke(event([gone]))).results[0]!;
+    const deleted = (await stack.invoke(stack.event([gone]))).results[0]!;
     expect(deleted).toMatchObject({ status: 'applied', reasonCode: 'virtual-missing' });
     expect(deleted.hostWrites).toEqual([
-      { verb: 'delete', resource: 'secrets', namespace: HOST_NS, name: hostName('creds') },
+      { verb: 'delete', resource: 'secrets', namespace: stack.namespace, name: hostName('creds') },
     ]);
-    expect(stack.cluster.store.peek('secrets', HOST_NS, hostName('creds'))).toBeUndefined();
-    expect(stack.cluster.store.get('endpoints', HOST_NS, hostName('db'))).toBeDefined();
-    expect((await stack.invoke(event([gone]))).results[0]).toMatchObject({
+    expect(
+      await stack.hostCluster.peek('secrets', stack.namespace, hostName('creds')),
+    ).toBeUndefined();
+    expect(await stack.hostCluster.get('endpoints', stack.namespace, hostName('db'))).toBeDefined();
+    expect((await stack.invoke(stack.event([gone]))).results[0]).toMatchObject({
       status: 'unchanged',
       hostWrites: [],
     });
@@ -165,7 +176,7 @@ describe('sync function', () => {
     };
     await stack.host.create(RESOURCES.secrets, {
       ...secret,
-      metadata: { name: short, namespace: HOST_NS, ...marked },
+      metadata: { name: short, namespace: stack.namespace, ...marked },
     });
     const it1 = item(
       'a',
@@ -173,18 +184,18 @@ describe('sync function', () => {
       endpoints('db', { annotations: { 'example.com/secret': 'creds' } }),
       { references: [secret] },
     );
-    const r = (await stack.invoke(event([it1]))).results[0]!;
+    const r = (await stack.invoke(stack.event([it1]))).results[0]!;
     expect(r.status, r.reason).toBe('applied');
     expect(r.hostWrites.map((w) => `${w.verb} ${w.resource} ${w.name}`)).toEqual([
       `create secrets ${hostName('creds')}`,
       `create endpoints ${hostName('db')}`,
       `delete secrets ${short}`,
     ]);
-    expect(stack.cluster.store.peek('secrets', HOST_NS, short)).toBeUndefined();
-    expect(stack.cluster.store.get('secrets', HOST_NS, hostName('creds'))['data']).toEqual(
-      secret.data,
-    );
-    const again = await stack.invoke(event([it1]));
+    expect(await stack.hostCluster.peek('secrets', stack.namespace, short)).toBeUndefined();
+    expect(
+      (await stack.hostCluster.get('secrets', stack.namespace, hostName('creds')))['data'],
+    ).toEqual(secret.data);
+    const again = await stack.invoke(stack.event([it1]));
     expect(again.results[0]).toMatchObject({ status: 'unchanged' });
   });
 
@@ -208,25 +219,40 @@ describe('sync function', () => {
       endpoints('db', { annotations: { 'example.com/secret': 'creds' } }),
       { references: [secret] },
     );
-    expect((await stack.invoke(event([it1]))).results[0]).toMatchObject({ status: 'applied' });
+    expect((await stack.invoke(stack.event([it1]))).results[0]).toMatchObject({
+      status: 'applied',
+    });
     // A copy of the token type, as versions before the Opaque rule wrote it (the host's token
-    // controller would have filled it).
-    const copy = stack.cluster.store.get('secrets', HOST_NS, hostName('creds'));
-    await stack.host.delete(RESOURCES.secrets, hostName('creds'), { namespace: HOST_NS });
+    // controller would have filled it). A real host has that controller, which deletes a token
+    // Secret whose ServiceAccount does not exist: the copy names the namespace's `default` one,
+    // which another controller creates with the namespace.
+    if (SUBSTRATE === 'real') {
+      await waitFor(
+        'the ServiceAccount default',
+        async () =>
+          !!(await stack!.hostCluster.peek('serviceaccounts', stack!.namespace, 'default')),
+      );
+    }
+    const copy = await stack.hostCluster.get('secrets', stack.namespace, hostName('creds'));
+    await stack.host.delete(RESOURCES.secrets, hostName('creds'), { namespace: stack.namespace });
     const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ...metadata } = copy.metadata;
     await stack.host.create(RESOURCES.secrets, {
       ...copy,
       metadata,
       type: 'kubernetes.io/service-account-token',
     });
-    const r = (await stack.invoke(event([it1]))).results[0]!;
+    const r = (await stack.invoke(stack.event([it1]))).results[0]!;
     expect(r.status, r.reason).toBe('applied');
     expect(r.hostWrites.map((w) => `${w.verb} ${w.resource}`)).toEqual([
       'delete secrets',
       'create secrets',
     ]);
-    expect(stack.cluster.store.get('secrets', HOST_NS, hostName('creds'))['type']).toBe('Opaque');
-    expect((await stack.invoke(event([it1]))).results[0]).toMatchObject({ status: 'unchanged' });
+    expect(
+      (await stack.hostCluster.get('secrets', stack.namespace, hostName('creds')))['type'],
+    ).toBe('Opaque');
+    expect((await stack.invoke(stack.event([it1]))).results[0]).toMatchObject({
+      status: 'unchanged',
+    });
   });
 
   it('runs items of the same key in order (the last one wins) across concurrency limits', async () => {
@@ -238,7 +264,7 @@ describe('sync function', () => {
         item('3', 'db', endpoints('db', { ip: '10.0.0.3' })),
         item('4', 'db', endpoints('db', { ip: '10.0.0.4' })),
       ];
-      const result = await stack.invoke(event(items));
+      const result = await stack.invoke(stack.event(items));
       expect(result.results.map((r) => r.id)).toEqual(['1', '2', '3', '4']);
       expect(result.results.map((r) => r.reasonCode)).toEqual([
         'created',
@@ -246,7 +272,11 @@ describe('sync function', () => {
         'updated',
         'updated',
       ]);
-      const copy = stack.cluster.store.get('endpoints', HOST_NS, hostName('db')) as unknown as {
+      const copy = (await stack.hostCluster.get(
+        'endpoints',
+        stack.namespace,
+        hostName('db'),
+      )) as unknown as {
         subsets: Array<{ addresses: Array<{ ip: string }> }>;
       };
       expect(copy.subsets[0]!.addresses[0]!.ip).toBe('10.0.0.4');
@@ -269,7 +299,7 @@ describe('sync function', () => {
     stack = await startStack();
     const bad = { ...item('bad', 'x', endpoints('x')), key: { namespace: 'default', name: 7 } };
     const result = await stack.invoke(
-      event([
+      stack.event([
         item('a', 'db', endpoints('db')),
         bad as never,
         item('c', 'cache', endpoints('cache')),
@@ -286,28 +316,28 @@ describe('sync function', () => {
 
   it('refuses events for another virtual cluster than the one it serves', async () => {
     stack = await startStack({ tenant: { name: 'someone-else' } });
-    const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    const result = await stack.invoke(stack.event([item('a', 'db', endpoints('db'))]));
     expect(result.results[0]).toMatchObject({
       status: 'failed',
       reasonCode: 'tenant-mismatch',
       retryable: false,
     });
     expect(stack.handler.telemetry.stats().refused).toEqual({ 'tenant-mismatch': 1 });
-    expect(stack.cluster.store.list('endpoints', HOST_NS)).toHaveLength(0);
+    expect(await stack.hostCluster.list('endpoints', stack.namespace)).toHaveLength(0);
   });
 
   it('fails a plan error (conflict with a foreign host object) without writing', async () => {
     stack = await startStack();
-    stack.cluster.store.create('endpoints', HOST_NS, {
-      metadata: { name: hostName('db'), namespace: HOST_NS, labels: { owner: 'someone' } },
+    await stack.hostCluster.create('endpoints', stack.namespace, {
+      metadata: { name: hostName('db'), namespace: stack.namespace, labels: { owner: 'someone' } },
     });
-    const before = hostVersions(stack.cluster);
-    const result = await stack.invoke(event([item('a', 'db', endpoints('db'))]));
+    const before = await hostVersions(stack);
+    const result = await stack.invoke(stack.event([item('a', 'db', endpoints('db'))]));
     expect(result.results[0]).toMatchObject({
       status: 'failed',
       reasonCode: 'conflict',
       retryable: false,
     });
-    expect(hostVersions(stack.cluster)).toEqual(before);
+    expect(await hostVersions(stack)).toEqual(before);
   });
 });

@@ -664,6 +664,46 @@ describe('strategic merge directives and patch sizes', () => {
   });
 });
 
+describe('managedFields a write sends', () => {
+  it('malformed entries are ignored (the stored ones stay), not a 500 for every later write', async () => {
+    const made = await call(c.url, 'POST', `${ns}/configmaps?fieldManager=maker`, {
+      metadata: { name: 'mf-bad' },
+      data: { a: '1' },
+    });
+    expect(made.status).toBe(201);
+    for (const managedFields of [
+      [null],
+      [1, 'x'],
+      [{ manager: 'm', operation: 'Delete', fieldsType: 'FieldsV1', fieldsV1: {} }],
+      [{ manager: { toString: 'x' }, operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: {} }],
+      [{ manager: 'm', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: [] }],
+    ]) {
+      const r = await call(c.url, 'PUT', `${ns}/configmaps/mf-bad`, {
+        metadata: { name: 'mf-bad', managedFields },
+        data: { a: '1' },
+      });
+      expect(r.status, JSON.stringify(managedFields)).toBe(200);
+      expect(r.body.metadata.managedFields).toEqual(made.body.metadata.managedFields);
+      expect(r.body.metadata.resourceVersion).toBe(made.body.metadata.resourceVersion);
+    }
+    const later = await call(
+      c.url,
+      'PATCH',
+      `${ns}/configmaps/mf-bad?fieldManager=other`,
+      {
+        data: { b: '2' },
+      },
+      MERGE,
+    );
+    expect(later.status).toBe(200);
+    expect(later.body.metadata.managedFields.map((e: { manager: string }) => e.manager)).toEqual([
+      'maker',
+      'other',
+    ]);
+    await stillServing();
+  });
+});
+
 describe('content types', () => {
   it.each([
     ['POST', `${ns}/configmaps`, 'text/plain'],

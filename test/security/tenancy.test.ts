@@ -110,12 +110,12 @@ function sealed(e: unknown, key: SigningKey, now?: number, nonce?: string): Sign
 const one = () => event([item('a', 'db', endpoints('db'))]);
 
 async function expectRefused(s: Stack, payload: unknown, code: string): Promise<void> {
-  const before = hostVersions(s.cluster);
+  const before = await hostVersions(s);
   const result = await s.invoke(payload);
   expect(result.results.map((r) => [r.status, r.reasonCode])).toEqual(
     result.results.map(() => ['failed', code]),
   );
-  expect(hostVersions(s.cluster)).toEqual(before);
+  expect(await hostVersions(s)).toEqual(before);
   expect(s.handler.telemetry.stats().refused[code]).toBeGreaterThanOrEqual(1);
   for (const r of result.results) expect(r.reason).not.toContain(CANARY);
 }
@@ -155,7 +155,7 @@ describe('signed events over a tenant registry', () => {
     expect(['bad-signature', 'unknown-signing-key', 'unknown-tenant']).toContain(
       result.results[0]!.reasonCode,
     );
-    expect(hostVersions(s.cluster)).toEqual({});
+    expect(await hostVersions(s)).toEqual({});
   });
 
   it("refuses tenant B's key used to claim tenant A (cross-tenant forgery)", async () => {
@@ -205,7 +205,7 @@ describe('signed events over a tenant registry', () => {
       const raw = await s.invokeRaw(payload);
       expect(raw.functionError).toBe('Unhandled');
       expect(JSON.stringify(raw.payload)).toContain('tenant');
-      expect(hostVersions(s.cluster)).toEqual({});
+      expect(await hostVersions(s)).toEqual({});
     },
   );
 
@@ -213,10 +213,10 @@ describe('signed events over a tenant registry', () => {
     const s = await registryStack();
     const payload = sealed(one(), A.key);
     expect((await s.invoke(payload)).results[0]!.status).toBe('applied');
-    const before = hostVersions(s.cluster);
+    const before = await hostVersions(s);
     const again = await s.invoke(payload);
     expect(again.results[0]).toMatchObject({ status: 'failed', reasonCode: 'replayed-event' });
-    expect(hostVersions(s.cluster)).toEqual(before);
+    expect(await hostVersions(s)).toEqual(before);
     const sameNonce = sealed(one(), A.key, undefined, payload.nonce);
     expect((await s.invoke(sameNonce)).results[0]!.reasonCode).toBe('replayed-event');
   });
@@ -234,7 +234,7 @@ describe('signed events over a tenant registry', () => {
       reasonCode: 'expired-signature',
       retryable: true,
     });
-    expect(hostVersions(s.cluster)).toEqual({});
+    expect(await hostVersions(s)).toEqual({});
   });
 
   it('rotation: a new key is accepted once added, both work during the rotation, the old one stops after it', async () => {
@@ -290,7 +290,7 @@ describe('signed events over a tenant registry', () => {
 
   it('skips, without failing, the deleted Secret of a tenant that may not sync Secrets', async () => {
     const s = await registryStack({ [A.id]: entry(A, { resources: ['endpoints'] }) });
-    const before = hostVersions(s.cluster);
+    const before = await hostVersions(s);
     const gone = item('a', 'creds', null, { resource: 'secrets' });
     const result = await s.invoke(sealed(event([gone]), A.key));
     expect(result.results[0]).toMatchObject({
@@ -298,7 +298,7 @@ describe('signed events over a tenant registry', () => {
       reasonCode: 'resource-not-allowed',
       hostWrites: [],
     });
-    expect(hostVersions(s.cluster)).toEqual(before);
+    expect(await hostVersions(s)).toEqual(before);
     // A Secret that exists is still refused: only the deletion of a copy it cannot have is skipped.
     const present = item(
       'b',
@@ -336,13 +336,13 @@ describe('signed events over a tenant registry', () => {
       ...bCopy,
       metadata: { ...bCopy.metadata, name: `creds-x-default-x-${VC}` },
     });
-    const before = hostVersions(s.cluster);
+    const before = await hostVersions(s);
     const gone = item('a', 'creds', null, { resource: 'secrets' });
     const r = (await s.invoke(sealed(event([gone]), A.key))).results[0]!;
     expect(r).toMatchObject({ status: 'unchanged', reasonCode: 'virtual-missing', hostWrites: [] });
     expect(r.reason).toContain(`managed by virtual cluster "${B.id}"`);
     expect(r.reason).not.toContain(CANARY);
-    expect(hostVersions(s.cluster)).toEqual(before);
+    expect(await hostVersions(s)).toEqual(before);
   });
 
   it("refuses a configuration that maps a virtual namespace into another tenant's host namespace", async () => {
@@ -358,7 +358,7 @@ describe('signed events over a tenant registry', () => {
       status: 'failed',
       reasonCode: 'namespace-not-allowed',
     });
-    expect(hostVersions(s.cluster)).toEqual({});
+    expect(await hostVersions(s)).toEqual({});
   });
 
   it('refuses a registry entry whose configuration is a local file when local files are off', async () => {

@@ -165,14 +165,19 @@ export function decodeObjectBody(
   throw unsupportedMediaType(['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
 }
 
-/** Decodes a patch or DeleteOptions body (JSON). */
+/**
+ * Decodes a patch or DeleteOptions body (JSON). A patch that is not JSON is refused as
+ * kube-apiserver refuses it, whatever its type: `invalid JSON patch`.
+ */
 export function decodeJson(raw: Buffer, what: string): unknown {
   const text = raw.toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw badRequest(`error decoding ${what}: ${(err as Error).message}`);
+    throw badRequest(
+      what === 'patch' ? 'invalid JSON patch' : `error decoding ${what}: ${(err as Error).message}`,
+    );
   }
   checkLimits(value, `error decoding ${what}: `, undefined);
   return value;

@@ -28,8 +28,16 @@ function checkTypeMeta(r: ResourceType, body: Obj): void {
   }
 }
 
-/** Decodes a write body (or a patch result) of kind `r`; throws a 400 StatusError when it cannot. */
-export function decodeBody(r: ResourceType, body: unknown, opts: WriteOptions): Obj {
+/**
+ * Decodes a write body (or, `patched`, a patch result) of kind `r`; throws a 400 StatusError
+ * when it cannot.
+ */
+export function decodeBody(
+  r: ResourceType,
+  body: unknown,
+  opts: WriteOptions,
+  patched = false,
+): Obj {
   if (!isPlainObject(body)) {
     throw badRequest(
       `the object provided is unrecognized (must be of type ${r.kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
@@ -59,8 +67,14 @@ export function decodeBody(r: ResourceType, body: unknown, opts: WriteOptions): 
   if (decoded.unknownFields.length > 0) {
     const mode = opts.fieldValidation ?? 'Warn';
     if (mode === 'Strict') {
+      const why = `strict decoding error: ${decoded.unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`;
+      // A body is refused like any other decoding error. A patch's result is refused by
+      // kube-apiserver with a 422 that quotes the whole patched object; the emulator's messages
+      // carry no object data, so it answers the 400 with the reason alone.
       throw badRequest(
-        `strict decoding error: ${decoded.unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`,
+        patched
+          ? why
+          : `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: ${why}`,
       );
     }
     if (mode === 'Warn')

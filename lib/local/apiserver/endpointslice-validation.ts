@@ -6,16 +6,19 @@
  * bounded. The limits are the server's, so a sync that works here is not refused by a cluster.
  */
 
-import { isIP } from 'node:net';
 import { type FieldError, fieldErr } from './errors.ts';
 import {
   endpointIPProblems,
+  ipFamily,
   isDNS1123Label,
   isDNS1123Subdomain,
   isQualifiedName,
+  isValidIP,
+  isValidIPStrict,
   isValidLabelValue,
 } from './names.ts';
 import { asObj } from './object-meta.ts';
+import { goWritten } from './schema.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -58,13 +61,27 @@ function fqdnProblems(path: string, value: string): FieldError[] {
   return [];
 }
 
-function addressProblems(addressType: string, path: string, address: string): FieldError[] {
+/**
+ * An address against the slice's address type, with `path` the address's own (`addresses[0]`)
+ * and `listPath` the list's: upstream reports the wrong family on the list (`addresses`), a
+ * malformed address and a refused IP on the address itself.
+ */
+function addressProblems(
+  addressType: string,
+  path: string,
+  listPath: string,
+  address: string,
+): FieldError[] {
   if (addressType === 'IPv4' || addressType === 'IPv6') {
-    const family = addressType === 'IPv4' ? 4 : 6;
-    if (isIP(address) !== family) {
-      return [fieldErr.invalid(path, address, `must be a valid ${addressType} address`)];
+    // IPv4 addresses are a legacy field; IPv6 ones are validated as a new field (canonical form).
+    const parse = addressType === 'IPv4' ? isValidIP(address) : isValidIPStrict(address);
+    if (parse.length > 0) return parse.map((m) => fieldErr.invalid(path, address, m));
+    const errs: FieldError[] = [];
+    if (ipFamily(address) !== (addressType === 'IPv4' ? 4 : 6)) {
+      errs.push(fieldErr.invalid(listPath, address, `must be an ${addressType} address`));
     }
-    return endpointIPProblems(address).map((m) => fieldErr.invalid(path, address, m));
+    for (const m of endpointIPProblems(address)) errs.push(fieldErr.invalid(path, address, m));
+    return errs;
   }
   // Unknown address types are refused on addressType itself; their addresses are not checked.
   return addressType === 'FQDN' ? fqdnProblems(path, address) : [];
@@ -93,21 +110,33 @@ function hintProblems(hints: Obj, path: string): FieldError[] {
   return errs;
 }
 
-function endpointProblems(addressType: string, endpoints: Obj[]): FieldError[] {
+/**
+ * The endpoints' problems: `errs` those of the handwritten validation, `declarative` the address
+ * counts, which 1.37 checks declaratively (`+k8s:required`, `+k8s:maxItems=100`) and reports
+ * after everything else, worded by the declarative validators (no detail on Required).
+ */
+function endpointProblems(
+  addressType: string,
+  endpoints: Obj[],
+): { errs: FieldError[]; declarative: FieldError[] } {
   if (endpoints.length > MAX_ENDPOINTS) {
-    return [fieldErr.tooMany('endpoints', endpoints.length, MAX_ENDPOINTS)];
+    return {
+      errs: [fieldErr.tooMany('endpoints', endpoints.length, MAX_ENDPOINTS)],
+      declarative: [],
+    };
   }
   const errs: FieldError[] = [];
+  const declarative: FieldError[] = [];
   endpoints.forEach((ep, i) => {
     const p = `endpoints[${i}]`;
     const addresses = Array.isArray(ep.addresses) ? (ep.addresses as unknown[]) : [];
     if (addresses.length === 0) {
-      errs.push(fieldErr.required(`${p}.addresses`, 'must contain at least 1 address'));
+      declarative.push(fieldErr.required(`${p}.addresses`));
     } else if (addresses.length > MAX_ADDRESSES) {
-      errs.push(fieldErr.tooMany(`${p}.addresses`, addresses.length, MAX_ADDRESSES));
+      declarative.push(fieldErr.tooMany(`${p}.addresses`, addresses.length, MAX_ADDRESSES));
     }
     addresses.forEach((a, j) => {
-      errs.push(...addressProblems(addressType, `${p}.addresses[${j}]`, str(a)));
+      errs.push(...addressProblems(addressType, `${p}.addresses[${j}]`, `${p}.addresses`, str(a)));
     });
     if (typeof ep.nodeName === 'string') {
       for (const m of isDNS1123Subdomain(ep.nodeName))
@@ -131,7 +160,7 @@ function endpointProblems(addressType: string, endpoints: Obj[]): FieldError[] {
     const hints = asObj(ep.hints);
     if (hints) errs.push(...hintProblems(hints, `${p}.hints`));
   });
-  return errs;
+  return { errs, declarative };
 }
 
 function portProblems(ports: Obj[]): FieldError[] {
@@ -158,29 +187,54 @@ function portProblems(ports: Obj[]): FieldError[] {
   return errs;
 }
 
-/** `ValidateEndpointSlice` (after defaulting). */
-export function validateEndpointSlice(obj: Obj): FieldError[] {
+/**
+ * `ValidateEndpointSlice` (after defaulting; `old`: the stored slice on an update), in
+ * kube-apiserver 1.37's order: the handwritten
+ * checks first, then those declarative validation took over (addressType required or one of
+ * the supported values, each endpoint's 1..100 addresses).
+ */
+export function validateEndpointSlice(obj: Obj, old?: Obj): FieldError[] {
   const addressType = str(obj.addressType);
-  const errs: FieldError[] = [];
-  if (!addressType) errs.push(fieldErr.required('addressType'));
+  const declarative: FieldError[] = [];
+  if (!addressType) declarative.push(fieldErr.required('addressType'));
   else if (!ADDRESS_TYPES.includes(addressType))
-    errs.push(fieldErr.notSupported('addressType', addressType, ADDRESS_TYPES));
-  errs.push(...endpointProblems(addressType, asList(obj.endpoints)));
-  errs.push(...portProblems(asList(obj.ports)));
-  return errs;
+    declarative.push(fieldErr.notSupported('addressType', addressType, ADDRESS_TYPES));
+  // An update that leaves the endpoints as they were is not refused for them: older releases
+  // accepted what is stored (both the handwritten and the declarative checks skip them).
+  const unchanged =
+    old !== undefined &&
+    JSON.stringify(goWritten('EndpointSlice', { endpoints: obj.endpoints }).endpoints) ===
+      JSON.stringify(old.endpoints ?? null);
+  const endpoints = unchanged
+    ? { errs: [], declarative: [] }
+    : endpointProblems(addressType, asList(obj.endpoints));
+  return [
+    ...portProblems(asList(obj.ports)),
+    ...endpoints.errs,
+    ...declarative,
+    ...endpoints.declarative,
+  ];
 }
 
-/** `ValidateEndpointSliceUpdate`: the address type cannot change. */
+/**
+ * `ValidateEndpointSliceUpdate`: the address type cannot change. The declarative `+k8s:immutable`
+ * reports it without the value (`Invalid value: null: field is immutable`).
+ */
 export function validateEndpointSliceUpdate(oldObj: Obj, newObj: Obj): FieldError[] {
   return str(oldObj.addressType) === str(newObj.addressType)
     ? []
-    : [fieldErr.invalid('addressType', str(newObj.addressType), 'field is immutable')];
+    : [fieldErr.invalid('addressType', null, 'field is immutable')];
 }
 
-/** `SetDefaults_EndpointPort`: an unnamed port is named "" and the protocol is TCP. */
+/**
+ * `SetDefaults_EndpointPort` (an unnamed port is named "" and the protocol is TCP) and the
+ * strategy's `dropTopologyOnV1`: an endpoint's `deprecatedTopology` is not written through the
+ * v1 API, the only one served here (so no stored slice has one to keep either).
+ */
 export function defaultEndpointSlice(obj: Obj): void {
   for (const p of asList(obj.ports)) {
     if (p.name === undefined) p.name = '';
     if (!p.protocol) p.protocol = 'TCP';
   }
+  for (const e of asList(obj.endpoints)) delete e.deprecatedTopology;
 }

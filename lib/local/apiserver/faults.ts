@@ -44,7 +44,10 @@ export interface WatchControl {
   expireAll(): void;
 }
 
-/** Seeded fault injection for one emulated cluster. */
+/**
+ * Seeded fault injection for one emulated cluster, or for the fault proxy in front of a real API
+ * server (lib/local/control-plane/fault-proxy.ts), which consults it the same way.
+ */
 export class FaultInjector {
   readonly #rand: () => number;
   readonly #watches: WatchControl;
@@ -87,8 +90,9 @@ export class FaultInjector {
   }
 
   /**
-   * Ends every open watch with an `ERROR` event (410 Expired) and compacts the history, so any
-   * resume from an earlier resourceVersion also gets 410 and clients must relist.
+   * Ends every open watch with an `ERROR` event (410 Expired). The emulator also compacts its
+   * history, so any resume from an earlier resourceVersion also gets 410 and clients must relist;
+   * the fault proxy cannot make a real API server do that.
    */
   expireWatches(): void {
     this.#watches.expireAll();

@@ -82,8 +82,9 @@ export function orderMeta(meta: Meta): Meta {
     const v = getOwn(meta, k);
     if (v !== undefined && !(omitEmpty.has(k) && isEmptyCollection(v))) out[k] = v;
   }
+  // The fields the first pass left out for being empty are not put back here.
   for (const [k, v] of Object.entries(meta))
-    if (!Object.hasOwn(out, k) && v !== undefined) setOwn(out, k, v);
+    if (!Object.hasOwn(out, k) && v !== undefined && !omitEmpty.has(k)) setOwn(out, k, v);
   return out;
 }
 

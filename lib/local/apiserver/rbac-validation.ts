@@ -1,6 +1,6 @@
 /**
  * Validation of `rbac.authorization.k8s.io/v1` Roles, ClusterRoles and their bindings, the rules
- * a manifest author meets first: every rule names verbs, a binding's `roleRef` names a Role or
+ * a manifest author meets first: every rule names verbs and what it applies to, a binding's `roleRef` names a Role or
  * ClusterRole (a RoleBinding either, a ClusterRoleBinding only a ClusterRole) and cannot change,
  * subjects have a kind and a name. The emulator does not authorize: these objects are stored so
  * that manifests and `kubectl apply` behave as on a cluster.
@@ -13,14 +13,53 @@ function list(v: unknown): Obj[] {
   return Array.isArray(v) ? v.map((e) => (e && typeof e === 'object' ? (e as Obj) : {})) : [];
 }
 
-/** `ValidateRole` / `ValidateClusterRole`: each rule needs verbs. */
-export function validateRules(obj: Obj): FieldError[] {
+function count(v: unknown): number {
+  return Array.isArray(v) ? v.length : 0;
+}
+
+/**
+ * `ValidateRole` / `ValidateClusterRole` (`namespaced`: a Role): a rule names non-resource URLs
+ * (a ClusterRole's only, and then no API groups, resources or names) or at least one API group
+ * and one resource. That every rule needs verbs is checked declaratively in 1.37, so it is
+ * reported last and without a detail.
+ */
+export function validateRules(obj: Obj, namespaced: boolean): FieldError[] {
   const errs: FieldError[] = [];
+  const declarative: FieldError[] = [];
   list(obj.rules).forEach((rule, i) => {
-    if (!Array.isArray(rule.verbs) || rule.verbs.length === 0)
-      errs.push(fieldErr.required(`rules[${i}].verbs`, 'verbs must contain at least one value'));
+    const p = `rules[${i}]`;
+    if (count(rule.verbs) === 0) declarative.push(fieldErr.required(`${p}.verbs`));
+    if (count(rule.nonResourceURLs) > 0) {
+      if (namespaced) {
+        errs.push(
+          fieldErr.invalid(
+            `${p}.nonResourceURLs`,
+            rule.nonResourceURLs,
+            'namespaced rules cannot apply to non-resource URLs',
+          ),
+        );
+      }
+      if (count(rule.apiGroups) + count(rule.resources) + count(rule.resourceNames) > 0) {
+        errs.push(
+          fieldErr.invalid(
+            `${p}.nonResourceURLs`,
+            rule.nonResourceURLs,
+            'rules cannot apply to both regular resources and non-resource URLs',
+          ),
+        );
+      }
+      return;
+    }
+    if (count(rule.apiGroups) === 0)
+      errs.push(
+        fieldErr.required(`${p}.apiGroups`, 'resource rules must supply at least one api group'),
+      );
+    if (count(rule.resources) === 0)
+      errs.push(
+        fieldErr.required(`${p}.resources`, 'resource rules must supply at least one resource'),
+      );
   });
-  return errs;
+  return [...errs, ...declarative];
 }
 
 /** `ValidateRoleBinding` / `ValidateClusterRoleBinding`. */

@@ -26,10 +26,21 @@ export interface ResourceType {
   generation: boolean;
   /** Top-level fields holding the desired state; a change bumps generation. */
   specFields: string[];
+  /**
+   * Metadata maps whose change bumps generation too: an EndpointSlice's labels (they tie it to
+   * its Service), a Deployment's annotations (copied to its ReplicaSets).
+   */
+  generationMeta: ('labels' | 'annotations')[];
   /** Top-level fields owned by the status subresource (ignored by a main-resource update). */
   statusFields: string[];
   /** Discovery categories (`all`: what `kubectl get all` lists). */
   categories: string[];
+  /**
+   * Whether a DELETE that removes the object answers with it (the registry's
+   * `ReturnDeletedObject`: Pods, Services, Namespaces, ServiceAccounts); the other kinds answer a
+   * `Status` of kind Success naming the object.
+   */
+  returnsDeletedObject: boolean;
   /**
    * A create-only review (SelfSubjectAccessReview, SelfSubjectReview): the answer is computed
    * from the request, nothing is stored.
@@ -79,8 +90,10 @@ function resource(
     allowCreateOnUpdate: false,
     generation: false,
     specFields: [],
+    generationMeta: [],
     statusFields: [],
     categories: [],
+    returnsDeletedObject: false,
     review: false,
     ...r,
   };
@@ -123,6 +136,7 @@ export const RESOURCES: readonly ResourceType[] = [
   }),
   resource({
     name: 'namespaces',
+    returnsDeletedObject: true,
     singularName: 'namespace',
     kind: 'Namespace',
     namespaced: false,
@@ -135,6 +149,7 @@ export const RESOURCES: readonly ResourceType[] = [
   }),
   resource({
     name: 'pods',
+    returnsDeletedObject: true,
     singularName: 'pod',
     kind: 'Pod',
     shortNames: ['po'],
@@ -162,6 +177,7 @@ export const RESOURCES: readonly ResourceType[] = [
   }),
   resource({
     name: 'services',
+    returnsDeletedObject: true,
     singularName: 'service',
     kind: 'Service',
     shortNames: ['svc'],
@@ -181,6 +197,7 @@ export const RESOURCES: readonly ResourceType[] = [
   }),
   resource({
     name: 'serviceaccounts',
+    returnsDeletedObject: true,
     singularName: 'serviceaccount',
     kind: 'ServiceAccount',
     shortNames: ['sa'],
@@ -195,6 +212,7 @@ export const RESOURCES: readonly ResourceType[] = [
     subresources: ['status', 'scale'],
     generation: true,
     specFields: ['spec'],
+    generationMeta: ['annotations'],
     statusFields: ['status'],
   }),
   ...(['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'] as const).map((name) =>
@@ -234,9 +252,11 @@ export const RESOURCES: readonly ResourceType[] = [
     singularName: 'endpointslice',
     kind: 'EndpointSlice',
     group: 'discovery.k8s.io',
-    // The strategy sets generation 1 on create and bumps it when anything but metadata changes.
+    // The strategy sets generation 1 on create and bumps it when anything but metadata changes,
+    // or the labels do.
     generation: true,
     specFields: ['addressType', 'endpoints', 'ports'],
+    generationMeta: ['labels'],
   }),
 ];
 

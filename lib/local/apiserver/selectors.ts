@@ -88,8 +88,17 @@ export function parseLabelSelector(src: string): LabelSelector {
       );
   };
   const reqs: Requirement[] = [];
-  if (peek().t === 'end') return build(reqs);
   for (;;) {
+    // apimachinery's parse loop: a requirement starts with a key or `!`; the end of the string
+    // may come here too (so a trailing comma is accepted); anything else is refused as is, not
+    // as a requirement.
+    const head = peek();
+    if (head.t === 'end') break;
+    if (head.t !== 'id' && !(head.t === 'op' && head.v === '!')) {
+      throw new SelectorError(
+        `found '${tokText(head)}', expected: !, identifier, or 'end of string'`,
+      );
+    }
     let tok = next();
     if (tok.t === 'op' && tok.v === '!') {
       const k = next();

@@ -7,7 +7,9 @@
  * - An apply sets what the configuration names and owns exactly that; a field it owned before and
  *   no longer names is removed unless another manager owns it too.
  * - A field another manager owns whose value the apply would change is a conflict (409 with one
- *   cause per field) unless `force=true`, which takes it over.
+ *   cause per field) unless `force=true`, which takes it over. The manager `kubectl` may take
+ *   over what its own client-side apply set (the last-applied annotation), and keeps that
+ *   annotation in step, as upstream's lastAppliedManager and lastAppliedUpdater do.
  * - Any other write (create, update, merge/JSON/strategic patch) gives its manager the fields it
  *   set or changed, taken from whoever owned them.
  *
@@ -15,7 +17,8 @@
  * `v:"value"`, `.` for an element or map a manager owns itself).
  */
 import { cloneJson, isPlainObject, rfc3339, setOwn } from '../../model/index.ts';
-import { conflict, failure, StatusError } from './errors.ts';
+import { failure, StatusError } from './errors.ts';
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from './json-limits.ts';
 import { swaggerDefinitions } from './openapi.ts';
 import { apiVersionOf, type ResourceType } from './resources.ts';
 
@@ -27,7 +30,8 @@ export interface ManagedFieldsEntry {
   manager: string;
   operation: 'Apply' | 'Update';
   apiVersion: string;
-  time: string;
+  /** When the manager last changed the object; an applier that never did has none. */
+  time?: string;
   fieldsType: 'FieldsV1';
   fieldsV1: Obj;
   subresource?: string;
@@ -114,22 +118,46 @@ function isStruct(s: Schema | undefined): boolean {
   return !!s && !!s.properties && s['x-kubernetes-map-type'] !== 'atomic';
 }
 
+/**
+ * Defaults of list-map key fields that a configuration may leave out. The upstream schema gives
+ * `protocol` (in Service and container ports, keyed by port and protocol) the default `TCP`, and
+ * structured merge fills a key in from its default: an applied `{port: 80}` is the live element
+ * `{port: 80, protocol: TCP}`, and is recorded as `k:{"port":80,"protocol":"TCP"}`.
+ */
+const KEY_DEFAULTS: Readonly<Record<string, unknown>> = { protocol: 'TCP' };
+
+/** A key field of a list-map element, or its default. */
+function keyField(item: Obj, name: string): unknown {
+  return item[name] ?? (Object.hasOwn(KEY_DEFAULTS, name) ? KEY_DEFAULTS[name] : undefined);
+}
+
 function itemKey(item: Obj, keys: string[]): string {
   const k: Obj = {};
-  for (const name of keys) if (item[name] !== undefined) k[name] = item[name];
+  for (const name of keys) {
+    const v = keyField(item, name);
+    if (v !== undefined) k[name] = v;
+  }
   return `k:${JSON.stringify(k)}`;
 }
 
 /**
  * Paths (FieldsV1 elements joined by \u0000) of every field `v` sets under `s`, `prefix` being
- * the path of `v` itself, already joined.
+ * the path of `v` itself, already joined. `withNodes`: a map or an associative list names
+ * itself too (`.`), as an Update's set does (it owns the map it made); an applied
+ * configuration's set names only what is in it (leaves and list-map elements).
  */
-function collect(v: unknown, s: Schema | undefined, prefix: string, out: Set<string>): void {
+function collect(
+  v: unknown,
+  s: Schema | undefined,
+  prefix: string,
+  out: Set<string>,
+  withNodes: boolean,
+): void {
   if (isPlainObject(v) && (isStruct(s) || isMap(s))) {
-    if (isMap(s)) out.add(`${prefix}\u0000.`);
+    if (withNodes && isMap(s)) out.add(`${prefix}\u0000.`);
     for (const [k, e] of Object.entries(v)) {
       if (e === undefined) continue;
-      collect(e, child(s, k), `${prefix}\u0000f:${k}`, out);
+      collect(e, child(s, k), `${prefix}\u0000f:${k}`, out, withNodes);
     }
     return;
   }
@@ -137,16 +165,18 @@ function collect(v: unknown, s: Schema | undefined, prefix: string, out: Set<str
     const items = resolve((s?.items as Schema | undefined) ?? undefined);
     const lk = listKind(s);
     if (lk.type === 'map') {
+      if (withNodes) out.add(`${prefix}\u0000.`);
       for (const item of v) {
         if (!isPlainObject(item)) continue;
         const p = `${prefix}\u0000${itemKey(item, lk.keys)}`;
         out.add(`${p}\u0000.`);
         for (const [k, e] of Object.entries(item))
-          collect(e, child(items, k), `${p}\u0000f:${k}`, out);
+          collect(e, child(items, k), `${p}\u0000f:${k}`, out, withNodes);
       }
       return;
     }
     if (lk.type === 'set') {
+      if (withNodes) out.add(`${prefix}\u0000.`);
       for (const item of v) out.add(`${prefix}\u0000v:${JSON.stringify(item)}`);
       return;
     }
@@ -154,8 +184,12 @@ function collect(v: unknown, s: Schema | undefined, prefix: string, out: Set<str
   out.add(prefix);
 }
 
-/** The fields `obj` (a whole object) sets, without the ones the server owns. */
-export function fieldSet(r: ResourceType, obj: Obj): Set<string> {
+/**
+ * The fields `obj` (a whole object) sets, without the ones the server owns; `applied`: as an
+ * applied configuration's set (see {@link collect}).
+ */
+export function fieldSet(r: ResourceType, obj: Obj, applied = false): Set<string> {
+  const withNodes = !applied;
   const s = kindSchema(r);
   const out = new Set<string>();
   for (const [k, v] of Object.entries(obj)) {
@@ -164,11 +198,11 @@ export function fieldSet(r: ResourceType, obj: Obj): Set<string> {
       const metaSchema = child(s, 'metadata');
       for (const [mk, mv] of Object.entries(v)) {
         if (IGNORED_META.has(mk) || mv === undefined) continue;
-        collect(mv, child(metaSchema, mk), `f:metadata\u0000f:${mk}`, out);
+        collect(mv, child(metaSchema, mk), `f:metadata\u0000f:${mk}`, out, withNodes);
       }
       continue;
     }
-    collect(v, child(s, k), `f:${k}`, out);
+    collect(v, child(s, k), `f:${k}`, out, withNodes);
   }
   return out;
 }
@@ -192,7 +226,7 @@ function findByKey(list: unknown[], key: Obj): unknown {
     index = new Map();
     for (const item of list) {
       if (!isPlainObject(item)) continue;
-      const k = JSON.stringify(names.map((n) => item[n]));
+      const k = JSON.stringify(names.map((n) => keyField(item, n)));
       if (!index.has(k)) index.set(k, item);
     }
     byNames.set(sig, index);
@@ -314,11 +348,22 @@ function entries(meta: Obj): ManagedFieldsEntry[] {
   return Array.isArray(meta.managedFields) ? (meta.managedFields as ManagedFieldsEntry[]) : [];
 }
 
+/**
+ * A field path as structured-merge-diff prints it in conflicts: `.spec.ports[port=80,protocol="TCP"]`
+ * for a list-map element, `[="x"]` for a set element.
+ */
 function pathText(p: string): string {
   return p
     .split('\u0000')
     .filter((e) => e !== '.')
-    .map((e) => (e.startsWith('f:') ? `.${e.slice(2)}` : `[${e.slice(2)}]`))
+    .map((e) => {
+      if (e.startsWith('f:')) return `.${e.slice(2)}`;
+      if (e.startsWith('v:')) return `[=${e.slice(2)}]`;
+      const key = JSON.parse(e.slice(2)) as Obj;
+      return `[${Object.entries(key)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(',')}]`;
+    })
     .join('');
 }
 
@@ -352,10 +397,236 @@ function without(list: ManagedFieldsEntry[], taken: Set<string>): ManagedFieldsE
   });
 }
 
-/** Stores `list` as `meta.managedFields`; an empty list is omitted, as a real server does. */
+/**
+ * After an apply by `manager` that left the object as it was: its entry keeps the time it had
+ * (none if it is new), as kube-apiserver stamps an applier's time only when the apply changed
+ * the object.
+ */
+export function keepApplyTime(meta: Obj, old: Obj, manager: string): void {
+  const mine = (m: Obj) =>
+    entries(m).find((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
+  const entry = mine(meta);
+  if (!entry) return;
+  const before = mine(old);
+  if (before?.time) entry.time = before.time;
+  else delete entry.time;
+  setManagedFields(meta, entries(meta));
+}
+
+/**
+ * Whether `managedFields` a write sent can be taken as they are: a list of entries with a
+ * manager, an `Apply` or `Update` operation and a FieldsV1 set. kube-apiserver keeps the stored
+ * ones when the sent ones do not decode; so does the emulator, which also spares every later
+ * write a malformed entry.
+ */
+export function validManagedFields(list: unknown): boolean {
+  return (
+    Array.isArray(list) &&
+    list.every(
+      (e) =>
+        isPlainObject(e) &&
+        typeof e.manager === 'string' &&
+        (e.operation === 'Apply' || e.operation === 'Update') &&
+        (e.apiVersion === undefined || typeof e.apiVersion === 'string') &&
+        (e.time === undefined || typeof e.time === 'string') &&
+        (e.subresource === undefined || typeof e.subresource === 'string') &&
+        e.fieldsType === 'FieldsV1' &&
+        isPlainObject(e.fieldsV1),
+    )
+  );
+}
+
+/**
+ * `managedFields` a write sent, their times as the server writes them (RFC 3339 seconds: a
+ * client that sends `2026-01-02T03:04:05.000Z` has not changed the time).
+ */
+export function normalizeManagedFields(list: unknown): unknown {
+  if (!Array.isArray(list)) return list;
+  return list.map((e) => {
+    if (!isPlainObject(e) || typeof e.time !== 'string') return e;
+    const ms = Date.parse(e.time);
+    return Number.isNaN(ms) ? e : { ...e, time: rfc3339(ms) };
+  });
+}
+
+/** Whether two `managedFields` lists say the same (the same entries, the same field sets). */
+export function sameManagedFields(a: unknown, b: unknown): boolean {
+  const norm = (v: unknown) =>
+    (Array.isArray(v) ? (v as ManagedFieldsEntry[]) : []).map((e) =>
+      JSON.stringify([
+        e.manager,
+        e.operation,
+        e.apiVersion,
+        entrySeconds(e),
+        e.subresource ?? '',
+        [...fromFieldsV1(e.fieldsV1)].sort(),
+      ]),
+    );
+  const x = norm(a);
+  const y = norm(b);
+  return x.length === y.length && x.every((e, i) => e === y[i]);
+}
+
+/** Seconds of an entry's time (0 without one), as the upstream sort compares them. */
+function entrySeconds(e: ManagedFieldsEntry): number {
+  const ms = e.time ? Date.parse(e.time) : 0;
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+}
+
+/**
+ * Stores `list` as `meta.managedFields`, in the order kube-apiserver writes them (by operation,
+ * `Apply` first, then time, manager, apiVersion, subresource); an empty list is omitted, as a
+ * real server does.
+ */
 export function setManagedFields(meta: Obj, list: ManagedFieldsEntry[]): void {
-  if (list.length > 0) meta.managedFields = list;
+  const text = (a: string | undefined, b: string | undefined) =>
+    (a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0;
+  const sorted = [...list].sort(
+    (p, q) =>
+      text(p.operation, q.operation) ||
+      entrySeconds(p) - entrySeconds(q) ||
+      text(p.manager, q.manager) ||
+      text(p.apiVersion, q.apiVersion) ||
+      text(p.subresource, q.subresource),
+  );
+  if (sorted.length > 0) meta.managedFields = sorted;
   else delete meta.managedFields;
+}
+
+/**
+ * The order structured-merge-diff walks a field set in, which is the order of its conflicts: at
+ * each level the fields that end there before those that go deeper, each group by element
+ * (fields before list-map keys before set values, then by text).
+ */
+function setOrder(a: string, b: string): number {
+  const x = a.split('\u0000');
+  const y = b.split('\u0000');
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const xEnds = i === x.length - 1;
+    const yEnds = i === y.length - 1;
+    if (xEnds !== yEnds) return xEnds ? -1 : 1;
+    if (x[i] !== y[i]) {
+      const kind = (e: string) => ['f:', 'k:', 'v:'].indexOf(e.slice(0, 2));
+      return kind(x[i]!) - kind(y[i]!) || (x[i]! < y[i]! ? -1 : 1);
+    }
+  }
+  return x.length - y.length;
+}
+
+/** A field another manager owns that an apply would change. */
+interface Conflict {
+  entry: ManagedFieldsEntry;
+  path: string;
+}
+
+/**
+ * A manager as apply conflicts name it (upstream's printManager): an applier by its name, an
+ * Update manager with the version it wrote (`"bob" using v1`), a subresource's with it.
+ */
+function printManager(e: ManagedFieldsEntry): string {
+  let text = JSON.stringify(e.manager);
+  if (e.subresource) text += ` with subresource ${JSON.stringify(e.subresource)}`;
+  return e.operation === 'Update' ? `${text} using ${e.apiVersion}` : text;
+}
+
+/**
+ * The 409 of an apply with conflicts, worded as upstream's NewConflictError: one conflict in one
+ * line; several grouped by manager (in the order of their identifiers), a line per field.
+ */
+function applyConflict(
+  conflicts: Conflict[],
+  causes: { reason: string; message: string; field: string }[],
+): StatusError {
+  let text: string;
+  if (conflicts.length === 1) {
+    const only = conflicts[0]!;
+    text = `Apply failed with 1 conflict: conflict with ${printManager(only.entry)}: ${pathText(only.path)}`;
+  } else {
+    const byManager = new Map<string, Conflict[]>();
+    for (const c of conflicts) {
+      const id = JSON.stringify({
+        manager: c.entry.manager,
+        operation: c.entry.operation,
+        apiVersion: c.entry.apiVersion,
+        ...(c.entry.subresource ? { subresource: c.entry.subresource } : {}),
+      });
+      byManager.set(id, [...(byManager.get(id) ?? []), c]);
+    }
+    const lines: string[] = [];
+    for (const id of [...byManager.keys()].sort()) {
+      const group = byManager.get(id)!;
+      lines.push(`conflicts with ${printManager(group[0]!.entry)}:`);
+      for (const c of group) lines.push(`- ${pathText(c.path)}`);
+    }
+    text = `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
+  }
+  // Upstream's NewApplyConflict names no object in the details, only the causes.
+  return new StatusError(failure(409, 'Conflict', text, { causes }));
+}
+
+/** The field manager of `kubectl apply --server-side`. */
+const KUBECTL_MANAGER = 'kubectl';
+
+/** The annotation `kubectl apply` (client-side) keeps the applied configuration in. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The last-applied configuration of `live`, when it has one of this kind's version. */
+function lastApplied(r: ResourceType, live: Obj): Obj | undefined {
+  const annotations = isPlainObject(live.metadata) ? live.metadata.annotations : undefined;
+  const text = isPlainObject(annotations) ? annotations[LAST_APPLIED_ANNOTATION] : undefined;
+  if (typeof text !== 'string' || text === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  // The annotation is the client's text: as deep as a body may be, no deeper.
+  if (!isPlainObject(parsed) || nestsDeeperThan(parsed, MAX_NESTING_DEPTH)) return undefined;
+  return parsed.apiVersion === apiVersionOf(r) ? parsed : undefined;
+}
+
+/**
+ * The fields a client-side apply set that kubectl's server-side apply may take over without a
+ * conflict (upstream's lastAppliedManager): those the last-applied configuration names with the
+ * value they still have.
+ */
+function allowedFromLastApplied(r: ResourceType, live: Obj): Set<string> {
+  const last = lastApplied(r, live);
+  if (!last) return new Set();
+  const allowed = fieldSet(r, last, true);
+  for (const p of allowed) {
+    if (p.endsWith('\u0000.')) continue;
+    const path = p.split('\u0000');
+    if (JSON.stringify(valueAt(last, path)) !== JSON.stringify(valueAt(live, path)))
+      allowed.delete(p);
+  }
+  return allowed;
+}
+
+/** `v` with every object's keys sorted, as Go writes a map. */
+function sortedKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedKeys);
+  if (!isPlainObject(v)) return v;
+  const out: Obj = {};
+  for (const k of Object.keys(v).sort()) setOwn(out, k, sortedKeys(v[k]));
+  return out;
+}
+
+/**
+ * After kubectl's server-side apply of `config` (the configuration as sent): an object that
+ * has a last-applied annotation gets it rewritten to that configuration (without the annotation
+ * itself), as upstream's lastAppliedUpdater keeps client-side apply in step.
+ */
+export function syncLastApplied(result: Obj, config: unknown, manager: string): void {
+  const meta = isPlainObject(result.metadata) ? result.metadata : undefined;
+  const annotations = isPlainObject(meta?.annotations) ? meta.annotations : undefined;
+  if (manager !== KUBECTL_MANAGER || !annotations || !annotations[LAST_APPLIED_ANNOTATION]) return;
+  if (!isPlainObject(config)) return;
+  const copy = cloneJson(config) as Obj;
+  if (isPlainObject(copy.metadata) && isPlainObject(copy.metadata.annotations))
+    delete copy.metadata.annotations[LAST_APPLIED_ANNOTATION];
+  annotations[LAST_APPLIED_ANNOTATION] = `${JSON.stringify(sortedKeys(copy))}\n`;
 }
 
 /**
@@ -369,11 +640,11 @@ export function applyConfiguration(
   manager: string,
   force: boolean,
 ): Obj {
-  const appliedSet = fieldSet(r, applied);
+  const appliedSet = fieldSet(r, applied, true);
   const liveMeta = isPlainObject(live?.metadata) ? (live!.metadata as Obj) : {};
   let managed = entries(liveMeta);
   const previous = managed.find((e) => e.manager === manager && e.operation === 'Apply');
-  const conflicts: { manager: string; apiVersion: string; path: string }[] = [];
+  const conflicts: Conflict[] = [];
   for (const e of managed) {
     if (e.manager === manager && e.operation === 'Apply') continue;
     for (const p of fromFieldsV1(e.fieldsV1)) {
@@ -381,28 +652,30 @@ export function applyConfiguration(
       const path = p.split('\u0000');
       const a = valueAt(applied, path);
       const l = valueAt(live ?? {}, path);
-      if (JSON.stringify(a) !== JSON.stringify(l))
-        conflicts.push({ manager: e.manager, apiVersion: e.apiVersion, path: p });
+      if (JSON.stringify(a) !== JSON.stringify(l)) conflicts.push({ entry: e, path: p });
     }
   }
-  if (conflicts.length > 0 && !force) {
-    const causes = conflicts.map((c) => ({
+  conflicts.sort(
+    (a, b) => managed.indexOf(a.entry) - managed.indexOf(b.entry) || setOrder(a.path, b.path),
+  );
+  // kubectl's own server-side apply may take over what its client-side apply set: the
+  // conflicts on fields the last-applied annotation names with their live values are forced.
+  let forced = force;
+  let reported = conflicts;
+  if (conflicts.length > 0 && !force && manager === KUBECTL_MANAGER) {
+    const allowed = allowedFromLastApplied(r, live ?? {});
+    reported = conflicts.filter((c) => !allowed.has(c.path));
+    forced = reported.length === 0;
+  }
+  if (reported.length > 0 && !forced) {
+    const causes = reported.map((c) => ({
       reason: 'FieldManagerConflict',
-      message: `conflict with "${c.manager}"${c.apiVersion ? ` using ${c.apiVersion}` : ''}`,
+      message: `conflict with ${printManager(c.entry)}`,
       field: pathText(c.path),
     }));
-    const text =
-      conflicts.length === 1
-        ? `Apply failed with 1 conflict: conflict with "${conflicts[0]!.manager}"${conflicts[0]!.apiVersion ? ` using ${conflicts[0]!.apiVersion}` : ''}: ${pathText(conflicts[0]!.path)}`
-        : `Apply failed with ${conflicts.length} conflicts: ${causes.map((c) => `${c.message}: ${c.field}`).join('\n')}`;
-    const err = conflict(
-      { group: r.group, resource: r.name },
-      String(isPlainObject(applied.metadata) ? applied.metadata.name : ''),
-      '',
-    );
-    throw new StatusError(failure(409, 'Conflict', text, { ...err.status.details, causes }));
+    throw applyConflict(reported, causes);
   }
-  if (force)
+  if (forced)
     managed = without(
       managed.filter((e) => !(e.manager === manager && e.operation === 'Apply')),
       new Set(conflicts.map((c) => c.path)),
@@ -430,7 +703,8 @@ export function applyConfiguration(
   }
   const { metadata: appliedMeta, ...appliedRest } = applied;
   const { managedFields: _m, ...cleanMeta } = isPlainObject(appliedMeta) ? appliedMeta : {};
-  result = merge(result, { ...appliedRest, metadata: cleanMeta }, s) as Obj;
+  // metadata first, where Go writes it, when the apply creates the object.
+  result = merge(result, { metadata: cleanMeta, ...appliedRest }, s) as Obj;
   const meta = isPlainObject(result.metadata) ? result.metadata : {};
   setManagedFields(meta, withEntry(managed, manager, 'Apply', apiVersionOf(r), appliedSet));
   result.metadata = meta;
@@ -455,7 +729,11 @@ export function recordUpdate(
     if (subresource) for (const e of list) e.subresource = subresource;
     return list;
   }
-  const managed = entries(isPlainObject(before.metadata) ? before.metadata : {});
+  // The write's own managedFields when it sends some (the store puts the stored ones there when
+  // it does not), else the stored ones.
+  const sent = entries(isPlainObject(after.metadata) ? after.metadata : {});
+  const managed =
+    sent.length > 0 ? sent : entries(isPlainObject(before.metadata) ? before.metadata : {});
   const changed = new Set<string>();
   for (const p of afterSet) {
     const path = p.split('\u0000');

@@ -55,8 +55,12 @@ type Obj = Record<string, unknown>;
 const endpointsWarning =
   '299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"';
 
-/** Splits `/api/v1/...` or `/apis/g/v/...` into a route, or undefined if it is not a resource path. */
-function route(segments: string[]): Route | 'notfound' | undefined {
+/**
+ * Splits `/api/v1/...` or `/apis/g/v/...` into a route, or undefined if it is not a resource path.
+ * Exported for the fault proxy (lib/local/control-plane/fault-proxy.ts), which decides its faults
+ * on the same route as the emulator.
+ */
+export function route(segments: string[]): Route | 'notfound' | undefined {
   let group: string;
   let version: string;
   let rest: string[];
@@ -99,12 +103,25 @@ function route(segments: string[]): Route | 'notfound' | undefined {
   return { r, namespace: undefined, name: rest[1], subresource: rest[2], watchPrefix };
 }
 
-function verbOf(method: string, route: Route, watch: boolean): Verb {
+/** The verb of a request on `route`, as fault rules name it (`watch` when `watch` is set). */
+export function verbOf(method: string, route: Route, watch: boolean): Verb {
   if (method === 'GET') return watch ? 'watch' : route.name ? 'get' : 'list';
   if (method === 'POST') return 'create';
   if (method === 'PUT') return 'update';
   if (method === 'PATCH') return 'patch';
   return 'delete';
+}
+
+/** The warnings every request on `rt` gets before any handler adds its own. */
+export function routeWarnings(rt: Route): string[] {
+  return rt.r.name === 'endpoints' && rt.r.group === '' ? [endpointsWarning] : [];
+}
+
+/** The `Warning` headers that carry `warnings` (none when empty). */
+export function warningHeaders(warnings: string[]): Headers {
+  return warnings.length > 0
+    ? { Warning: warnings.map((w) => (w.startsWith('299 ') ? w : `299 - ${JSON.stringify(w)}`)) }
+    : {};
 }
 
 /** Builds the request handler of one emulated cluster. */
@@ -176,12 +193,8 @@ async function handle(
     // Drain any body so the connection stays usable, for a bounded time.
     return lingerThenClose(req);
   }
-  const warnings: string[] = [];
-  if (rt.r.name === 'endpoints' && rt.r.group === '') warnings.push(endpointsWarning);
-  const headers = (): Record<string, string | string[]> =>
-    warnings.length > 0
-      ? { Warning: warnings.map((w) => (w.startsWith('299 ') ? w : `299 - ${JSON.stringify(w)}`)) }
-      : {};
+  const warnings = routeWarnings(rt);
+  const headers = () => warningHeaders(warnings);
   try {
     await serveResource(ctx, req, res, query, method, rt, warnings, headers);
   } catch (err) {
@@ -413,8 +426,29 @@ async function serveDelete(
   const raw = await readBody(req, ctx.maxBodyBytes);
   const deleteOpts = deleteParams(raw.length > 0 ? decodeJson(raw, 'DeleteOptions') : undefined, q);
   if (name) {
-    const obj = store.deleteObject(r, namespace, name, deleteOpts);
-    return sendObject(res, 200, store, r, obj, headers());
+    const { object, removed } = store.deleteWithOutcome(r, namespace, name, deleteOpts);
+    if (!removed || r.returnsDeletedObject)
+      return sendObject(res, 200, store, r, object, headers());
+    // What the generic registry's finalizeDelete answers for the kinds that do not return the
+    // deleted object: a Success Status naming it (`kind` is the resource, as upstream notes).
+    const meta = object.metadata as Obj;
+    return sendJson(
+      res,
+      200,
+      {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: {
+          name: String(meta.name ?? ''),
+          ...(r.group ? { group: r.group } : {}),
+          kind: r.name,
+          uid: String(meta.uid ?? ''),
+        },
+      },
+      headers(),
+    );
   }
   const sel = selectors(q, r);
   const deleted = store.deleteCollectionObjects(r, namespace, {

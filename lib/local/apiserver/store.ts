@@ -28,8 +28,18 @@ import { applyPatch, PatchError, type PatchType } from './patch.ts';
 import { nameSuffix, randomUid } from './random.ts';
 import { decodeContinue, parseRv } from './resource-version.ts';
 import { apiVersionOf, RESOURCES, type ResourceType, resourceType } from './resources.ts';
+import { goWritten } from './schema.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
-import { applyConfiguration, recordUpdate, setManagedFields } from './server-side-apply.ts';
+import {
+  applyConfiguration,
+  keepApplyTime,
+  normalizeManagedFields,
+  recordUpdate,
+  sameManagedFields,
+  setManagedFields,
+  syncLastApplied,
+  validManagedFields,
+} from './server-side-apply.ts';
 import { ServiceIPs } from './service-ips.ts';
 import type {
   DeleteOptions,
@@ -84,30 +94,39 @@ export function patchFailure(err: unknown): unknown {
       failure(413, 'RequestEntityTooLarge', `Request entity too large: ${err.message}`),
     );
   }
-  return new StatusError(
-    failure(422, 'Invalid', 'the server rejected our request due to an error in our request', {}),
+  // NewInvalid without field errors: its details are empty but there, and Go writes them.
+  const { code, ...rest } = failure(
+    422,
+    'Invalid',
+    'the server rejected our request due to an error in our request',
   );
+  return new StatusError({ ...rest, details: {}, code });
 }
 
-/** A delete's preconditions against the stored metadata: 409 Conflict when one fails. */
+/**
+ * A delete's preconditions against the stored metadata: 409 Conflict when one fails, worded as
+ * `rest.BeforeDelete` words it (it checks them before the storage layer does, naming the Kind:
+ * `Operation cannot be fulfilled on ConfigMap "x"`, `EndpointSlice.discovery.k8s.io "x"`).
+ */
 function checkPreconditions(
   r: ResourceType,
   name: string,
   meta: Meta,
   pre: Preconditions | undefined,
 ): void {
+  const kind = { group: r.group, resource: r.kind };
   if (pre?.uid && pre.uid !== meta.uid) {
     throw conflict(
-      gr(r),
+      kind,
       name,
-      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(meta.uid)}`,
+      `the UID in the precondition (${pre.uid}) does not match the UID in record (${String(meta.uid)}). The object might have been deleted and then recreated`,
     );
   }
   if (pre?.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
     throw conflict(
-      gr(r),
+      kind,
       name,
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(meta.resourceVersion)}`,
+      `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(meta.resourceVersion)}). The object might have been modified`,
     );
   }
 }
@@ -455,13 +474,15 @@ export class ClusterStore {
     if (errs.length > 0) throw invalid(gk(r), name, errs);
     const key = this.#key(r, namespace, name);
     if (this.#table(r).has(key)) throw alreadyExists(gr(r), name);
+    // The manager owns what it sent and the defaults, not the cluster IPs the registry allocates.
+    if (opts.fieldManager && !opts.applied)
+      setManagedFields(meta, recordUpdate(r, undefined, obj, opts.fieldManager, undefined));
     if (r.kind === 'Service') {
       const ipErrs: FieldError[] = [];
       this.#serviceIPs.allocate(obj.spec as Obj, ipErrs);
       if (ipErrs.length > 0) throw invalid(gk(r), name, ipErrs);
     }
-    if (opts.fieldManager && !opts.applied)
-      setManagedFields(meta, recordUpdate(r, undefined, obj, opts.fieldManager, undefined));
+    obj = goWritten(r.kind, obj);
     this.#stamp(r, obj, !!opts.dryRun);
     if (opts.dryRun) return obj;
     this.#rv++;
@@ -528,18 +549,32 @@ export class ClusterStore {
     ) {
       throw conflict(gr(r), name, OPTIMISTIC_LOCK_MESSAGE);
     }
-    const obj = withStatusRule(r, existing, incoming, opts.subresource === 'status');
+    let obj = withStatusRule(r, existing, incoming, opts.subresource === 'status');
     const newMeta = opts.subresource === 'status' ? metaOf(obj) : meta;
+    // A write that leaves managedFields out (or empty) keeps them: only one that sends some
+    // replaces them, which is how kubectl moves a client-side apply's fields to server-side.
+    if (
+      !Array.isArray(newMeta.managedFields) ||
+      newMeta.managedFields.length === 0 ||
+      !validManagedFields(newMeta.managedFields)
+    ) {
+      if (oldMeta.managedFields !== undefined) newMeta.managedFields = oldMeta.managedFields;
+      else delete newMeta.managedFields;
+    } else if (newMeta.managedFields !== oldMeta.managedFields) {
+      newMeta.managedFields = normalizeManagedFields(newMeta.managedFields);
+    }
     const errs = keepServerMetadata(newMeta, oldMeta);
     if (r.kind === 'Service') keepServiceAllocation(obj, existing);
     if (r.kind === 'Namespace') newMeta.labels = withNamespaceNameLabel(newMeta.labels, name);
     applyDefaults(r, obj);
     errs.push(
-      ...validateKind(r, obj),
+      ...validateKind(r, obj, existing),
       ...validateObjectMeta(r, obj),
       ...validateUpdate(r, existing, obj),
     );
     if (errs.length > 0) throw invalid(gk(r), name, errs);
+    // As the stored object reads back: compared with the stored one for the generation.
+    obj = goWritten(r.kind, obj);
     const generation = nextGeneration(r, existing, obj, oldMeta);
     if (generation === undefined) delete newMeta.generation;
     else newMeta.generation = generation;
@@ -551,7 +586,15 @@ export class ClusterStore {
       );
     }
     obj.metadata = orderMeta(newMeta);
-    if (sameContent(existing, obj)) return existing;
+    if (sameContent(existing, obj)) {
+      // Nothing but managedFields can differ, and kube-apiserver writes a change of them alone:
+      // an apply that changed nothing but made its manager a co-owner (without stamping its
+      // time: only an apply that changes the object does), or managedFields a write sent.
+      if (opts.applied && opts.fieldManager)
+        keepApplyTime(obj.metadata as Meta, oldMeta, opts.fieldManager);
+      if (sameManagedFields(oldMeta.managedFields, (obj.metadata as Meta).managedFields))
+        return existing;
+    }
     const finalizers = (obj.metadata as Meta).finalizers;
     const finishDeletion =
       !!oldMeta.deletionTimestamp && (!Array.isArray(finalizers) || finalizers.length === 0);
@@ -599,7 +642,7 @@ export class ClusterStore {
     } catch (err) {
       throw patchFailure(err);
     }
-    const obj = decodeBody(r, patched, opts);
+    const obj = decodeBody(r, patched, opts, true);
     const meta = metaOf(obj);
     if (String(meta.name ?? '') !== name) {
       throw badRequest(
@@ -638,6 +681,7 @@ export class ClusterStore {
     const key = this.#key(r, namespace, name);
     const existing = this.#table(r).get(key);
     const merged = applyConfiguration(r, existing, applied, opts.fieldManager ?? '', force);
+    syncLastApplied(merged, body, opts.fieldManager ?? '');
     const writeOpts = { ...opts, applied: true };
     if (!existing) {
       return { object: this.#createDecoded(r, namespace, merged, writeOpts, false), created: true };
@@ -670,6 +714,20 @@ export class ClusterStore {
     name: string,
     opts: DeleteOptions,
   ): Obj {
+    return this.deleteWithOutcome(r, namespace, name, opts).object;
+  }
+
+  /**
+   * {@link deleteObject}, also telling whether the object is gone (`removed`) or only marked for
+   * deletion (finalizers, or a Namespace, which its controller empties first): kube-apiserver
+   * answers the two differently (see `serveDelete`).
+   */
+  deleteWithOutcome(
+    r: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions,
+  ): { object: Obj; removed: boolean } {
     const key = this.#key(r, namespace, name);
     const existing = this.#table(r).get(key);
     if (!existing) throw notFound(gr(r), name);
@@ -681,7 +739,7 @@ export class ClusterStore {
       (terminating.metadata as Meta).deletionTimestamp = now;
       (terminating.metadata as Meta) = orderMeta(terminating.metadata as Meta);
       terminating.status = { ...((terminating.status as Obj) ?? {}), phase: 'Terminating' };
-      if (opts.dryRun) return terminating;
+      if (opts.dryRun) return { object: terminating, removed: false };
       // The namespace controller's work, done at once: every object in it goes first.
       for (const other of RESOURCES) {
         if (!other.namespaced) continue;
@@ -696,28 +754,28 @@ export class ClusterStore {
       const last = cloneJson(terminating);
       (last.metadata as Meta).resourceVersion = String(this.#rv);
       this.#remove(r, key, last, existing);
-      return terminating;
+      return { object: terminating, removed: false };
     }
     const finalizers = meta.finalizers;
     if (Array.isArray(finalizers) && finalizers.length > 0) {
-      if (meta.deletionTimestamp) return existing;
+      if (meta.deletionTimestamp) return { object: existing, removed: false };
       const marked = cloneJson(existing);
       const m = marked.metadata as Meta;
       m.deletionTimestamp = now;
       m.deletionGracePeriodSeconds = 0;
       marked.metadata = orderMeta(m);
-      if (opts.dryRun) return marked;
+      if (opts.dryRun) return { object: marked, removed: false };
       this.#rv++;
       (marked.metadata as Meta).resourceVersion = String(this.#rv);
       this.#commit('MODIFIED', r, key, marked, existing);
-      return marked;
+      return { object: marked, removed: false };
     }
-    if (opts.dryRun) return existing;
+    if (opts.dryRun) return { object: existing, removed: true };
     this.#rv++;
     const last = cloneJson(existing);
     (last.metadata as Meta).resourceVersion = String(this.#rv);
     this.#remove(r, key, last, existing);
-    return existing;
+    return { object: existing, removed: true };
   }
 
   /** Deletes every object matching the list options (DELETE on a collection); returns them. */

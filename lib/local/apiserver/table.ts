@@ -470,13 +470,16 @@ export function toTable(r: ResourceType, items: Obj[], opts: TableOptions): Obj 
       row.object = { kind: r.kind, apiVersion: opts.apiVersion, ...o };
     else if (opts.includeObject === 'Metadata')
       row.object = { kind: 'PartialObjectMetadata', apiVersion, metadata: o.metadata };
+    // A RawExtension with nothing in it: Go writes `null` (no `omitempty` applies to it).
+    else row.object = null;
     return row;
   });
   return {
     kind: 'Table',
     apiVersion,
     metadata: opts.listMeta,
-    columnDefinitions: opts.columns ? printer.columns : [],
+    // A watch's later events leave the columns nil, which Go writes as `null`.
+    columnDefinitions: opts.columns ? printer.columns : null,
     rows,
   };
 }

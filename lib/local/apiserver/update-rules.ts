@@ -64,8 +64,19 @@ export function keepServiceAllocation(obj: Obj, existing: Obj): void {
   if (!spec.ipFamilyPolicy && oldSpec.ipFamilyPolicy) spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
 }
 
+/** Whether two string maps hold the same entries (absent and empty are the same, as in Go). */
+function sameMap(a: unknown, b: unknown): boolean {
+  const x = (a ?? {}) as Record<string, unknown>;
+  const y = (b ?? {}) as Record<string, unknown>;
+  const keys = Object.keys(x);
+  return (
+    keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && x[k] === y[k])
+  );
+}
+
 /**
- * The generation after an update: one more when a spec field changed, else the stored one;
+ * The generation after an update: one more when a spec field (or a metadata map of
+ * `r.generationMeta`) changed, else the stored one;
  * `undefined` for kinds without a generation.
  */
 export function nextGeneration(
@@ -75,7 +86,10 @@ export function nextGeneration(
   old: Meta,
 ): number | undefined {
   if (!r.generation) return undefined;
-  const changed = r.specFields.some((f) => JSON.stringify(existing[f]) !== JSON.stringify(obj[f]));
+  const meta = (obj.metadata as Meta | undefined) ?? {};
+  const changed =
+    r.specFields.some((f) => JSON.stringify(existing[f]) !== JSON.stringify(obj[f])) ||
+    r.generationMeta.some((f) => !sameMap(old[f], meta[f]));
   const generation = typeof old.generation === 'number' ? old.generation : 1;
   return changed ? generation + 1 : generation;
 }

@@ -301,8 +301,11 @@ function validatePod(obj: Obj): FieldError[] {
   return errs;
 }
 
-/** Kind-specific validation of an object about to be stored (after defaulting). */
-export function validateKind(r: ResourceType, obj: Obj): FieldError[] {
+/**
+ * Kind-specific validation of an object about to be stored (after defaulting); `old` is the
+ * stored object on an update.
+ */
+export function validateKind(r: ResourceType, obj: Obj, old?: Obj): FieldError[] {
   switch (r.kind) {
     case 'Endpoints':
       return validateEndpoints(obj);
@@ -319,12 +322,12 @@ export function validateKind(r: ResourceType, obj: Obj): FieldError[] {
     case 'Pod':
       return validatePod(obj);
     case 'EndpointSlice':
-      return validateEndpointSlice(obj);
+      return validateEndpointSlice(obj, old);
     case 'Deployment':
       return validateDeployment(obj);
     case 'Role':
     case 'ClusterRole':
-      return validateRules(obj);
+      return validateRules(obj, r.kind === 'Role');
     case 'RoleBinding':
     case 'ClusterRoleBinding':
       return validateBinding(r.kind, obj);
@@ -436,9 +439,6 @@ export function applyDefaults(r: ResourceType, obj: Obj): void {
       }
       break;
     }
-    case 'Event':
-      if (!obj.type) obj.type = 'Normal';
-      break;
     case 'EndpointSlice':
       defaultEndpointSlice(obj);
       break;

@@ -100,7 +100,15 @@ export function deliver(sub: Subscription, ev: StoredEvent): void {
   } else if (now) {
     sub.sink.event('ADDED', ev.object, undefined);
   } else if (before) {
-    // Leaving the selector looks like a deletion to this watcher, as on a real server.
-    sub.sink.event('DELETED', ev.object, undefined);
+    // Leaving the selector looks like a deletion to this watcher, as on a real server, whose
+    // watch cache sends the object as it was (the state this watcher last saw matching) with the
+    // change's resourceVersion.
+    sub.sink.event('DELETED', withResourceVersion(ev.prev!, ev.rv), undefined);
   }
+}
+
+/** `o` with `metadata.resourceVersion` set to `rv`, the fields kept in their order. */
+function withResourceVersion(o: Obj, rv: number): Obj {
+  const meta = o.metadata as Obj | undefined;
+  return { ...o, metadata: { ...meta, resourceVersion: String(rv) } };
 }

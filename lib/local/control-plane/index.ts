@@ -14,3 +14,4 @@ export {
   SYNC_CONTROLLERS,
   startControlPlane,
 } from './control-plane.ts';
+export { type FaultProxy, type FaultProxyOptions, startFaultProxy } from './fault-proxy.ts';

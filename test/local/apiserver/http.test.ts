@@ -180,7 +180,9 @@ describe('create and read', () => {
     const body = { metadata: { name: 'unknown-field' }, data: { a: 'b' }, extra: 1 };
     const strict = await call(c.url, 'POST', `${ns}/configmaps?fieldValidation=Strict`, body);
     expect(strict.status).toBe(400);
-    expect(strict.body.message).toBe('strict decoding error: unknown field "extra"');
+    expect(strict.body.message).toBe(
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "extra"',
+    );
     const warn = await call(c.url, 'POST', `${ns}/configmaps`, body);
     expect(warn.status).toBe(201);
     expect(warn.headers.get('warning')).toBe('299 - "unknown field \\"extra\\""');
@@ -436,21 +438,21 @@ describe('update, patch, delete', () => {
     }
   });
 
-  it('delete returns the object and honours preconditions', async () => {
+  it('delete answers a Success Status and honours preconditions', async () => {
     const created = (await call(c.url, 'POST', `${ns}/endpoints`, endpoints('del'))).body;
     const badUid = await call(c.url, 'DELETE', `${ns}/endpoints/del`, {
       preconditions: { uid: 'other' },
     });
     expect(badUid.status).toBe(409);
     expect(badUid.body.message).toBe(
-      `Operation cannot be fulfilled on endpoints "del": Precondition failed: UID in precondition: other, UID in object meta: ${created.metadata.uid}`,
+      `Operation cannot be fulfilled on Endpoints "del": the UID in the precondition (other) does not match the UID in record (${created.metadata.uid}). The object might have been deleted and then recreated`,
     );
     const badRv = await call(c.url, 'DELETE', `${ns}/endpoints/del`, {
       preconditions: { resourceVersion: '1' },
     });
     expect(badRv.status).toBe(409);
-    expect(badRv.body.message).toContain(
-      'Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta:',
+    expect(badRv.body.message).toBe(
+      `Operation cannot be fulfilled on Endpoints "del": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${created.metadata.resourceVersion}). The object might have been modified`,
     );
     const ok = await call(c.url, 'DELETE', `${ns}/endpoints/del`, {
       kind: 'DeleteOptions',
@@ -462,8 +464,13 @@ describe('update, patch, delete', () => {
       },
     });
     expect(ok.status).toBe(200);
-    expect(ok.body.kind).toBe('Endpoints');
-    expect(ok.body.metadata.uid).toBe(created.metadata.uid);
+    expect(ok.body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name: 'del', kind: 'endpoints', uid: created.metadata.uid },
+    });
     expect((await call(c.url, 'GET', `${ns}/endpoints/del`)).status).toBe(404);
     expect((await call(c.url, 'DELETE', `${ns}/endpoints/del`)).status).toBe(404);
   });

@@ -21,6 +21,9 @@ export interface Answer {
 
 type Raw = Pick<Target, 'request' | 'watch'>;
 
+/** A uid as the API server makes them. */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
 /** Per-sequence maps of volatile values to stable placeholders. */
 class Normaliser {
   readonly #uids = new Map<string, string>();
@@ -47,6 +50,8 @@ class Normaliser {
         return '<time>';
       }
       if (key === 'continue') return value === '' ? '' : '<continue>';
+      // A message may quote a uid (a failed precondition names the stored one).
+      if (key === 'message') return value.replace(UUID, (uid) => this.uid(uid));
       if (key === 'clusterIP' || key === 'clusterIPs') return '<ip>';
       return value;
     }
