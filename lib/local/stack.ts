@@ -291,13 +291,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     hostNamespace: options.hostNamespace ?? 'virtualcluster',
     markerDomain: options.markerDomain ?? DEFAULT_MARKER_DOMAIN,
   };
-  let kubeconfigDir = options.kubeconfigDir;
-  const dir = async () => {
-    if (kubeconfigDir === undefined) {
-      kubeconfigDir = await mkdtemp(join(tmpdir(), 'endpoint-sync-dev-'));
-    } else {
-      await mkdir(kubeconfigDir, { recursive: true });
-    }
+  // Made once, on first use: the two sides start at once and must share one folder.
+  let kubeconfigDir: Promise<string> | undefined;
+  const dir = () => {
+    kubeconfigDir ??= options.kubeconfigDir
+      ? mkdir(options.kubeconfigDir, { recursive: true }).then(() => options.kubeconfigDir!)
+      : mkdtemp(join(tmpdir(), 'endpoint-sync-dev-'));
     return kubeconfigDir;
   };
   const closers: Array<() => Promise<unknown>> = [];

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../lib/local/free-port.ts';
 import { LOCAL_FUNCTION_NAME } from '../../lib/local/stack.ts';
 import { type AwsCli, awsCliSkip, awsShell, installedAwsClis } from './aws-cli.ts';
-import { freePort } from './free-port.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/endpoint-sync.js', import.meta.url));
 const EXAMPLE = fileURLToPath(new URL('../../examples/endpoints.yaml', import.meta.url));

@@ -9,11 +9,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
+import { freePort } from '../free-port.ts';
 import { type ControlPlaneBinaries, findControlPlaneBinaries } from './binaries.ts';
 import { makeCertificates } from './certificates.ts';
 
@@ -77,18 +77,6 @@ export interface ControlPlane {
 /** A component that did not start; carries the end of its log. */
 export class ControlPlaneStartError extends Error {
   override name = 'ControlPlaneStartError';
-}
-
-/** A port free on 127.0.0.1 now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** The last `lines` lines of a log file. */

@@ -1,6 +1,10 @@
-/** A free TCP port on 127.0.0.1, for tests that pin a port (it is free when this resolves). */
+/** Finding a free TCP port on loopback. */
 import { createServer } from 'node:net';
 
+/**
+ * A free TCP port on 127.0.0.1 (free when this resolves), for a program that must be told its
+ * port (etcd, kube-apiserver) and for tests that pin one.
+ */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
