@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFunctions } from '../../functions/build.ts';
 import { parseResult } from '../../lib/contract/index.ts';
 import { type EmulatedCluster, startCluster } from '../../lib/local/apiserver/index.ts';
+import { freePort } from '../../lib/local/free-port.ts';
 import { type ObjectStore, startObjectStore } from '../../lib/local/objectstore.ts';
 import { type AwsCli, awsCliSkip, awsShell, installedAwsClis } from '../local/aws-cli.ts';
-import { freePort } from '../../lib/local/free-port.ts';
 import { BASIC_CONFIG, endpoints, event, HOST_NS, hostName, item, VC } from './harness.ts';
 
 let cluster: EmulatedCluster;
