@@ -154,9 +154,12 @@ describe("the host's endpoints controller", () => {
         stack.identity.name,
       );
     });
-    expect(
-      results.filter((r) => r.key === `endpoints/${NS}/tko`).map((r) => r.result.reasonCode),
-    ).toContain('taken-over');
+    // The forwarder hears the function's answer after the host already shows the write.
+    await until('the take-over reported', () =>
+      expect(
+        results.filter((r) => r.key === `endpoints/${NS}/tko`).map((r) => r.result.reasonCode),
+      ).toContain('taken-over'),
+    );
     // Once ours, the copy no longer says the endpoints controller manages it: that label would
     // keep the host's mirroring controller from making its EndpointSlice.
     expect(taken.metadata.labels?.[ENDPOINTS_MANAGED_BY]).toBeUndefined();
@@ -197,9 +200,12 @@ describe("the host's endpoints controller", () => {
         stack.identity.name,
       );
     });
-    expect(
-      results.filter((r) => r.key === `endpoints/${NS}/back`).map((r) => r.result.reasonCode),
-    ).toContain('taken-over');
+    // The forwarder hears the function's answer after the host already shows the write.
+    await until('the take-over reported', () =>
+      expect(
+        results.filter((r) => r.key === `endpoints/${NS}/back`).map((r) => r.result.reasonCode),
+      ).toContain('taken-over'),
+    );
     const virtual = await stack.virtual.client.get(RESOURCES.endpoints, 'back', { namespace: NS });
     expect(virtual['subsets']).toBeUndefined();
     await stack.virtual.client.update(RESOURCES.endpoints, {
