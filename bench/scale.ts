@@ -25,10 +25,18 @@
  * time and RSS against object count to a temporary file (the tracked docs/performance-scale.svg
  * changes only when asked: SCALE_BENCH_PLOT=docs/performance-scale.svg).
  *
+ * With SCALE_BENCH_HOST=real the host is a real control plane (etcd, kube-apiserver,
+ * kube-controller-manager; `npm run kube:build` first) instead of the host emulator: the copies
+ * are counted by a watch over HTTP, and the baseline creates the same copies into another
+ * namespace of that real host. The virtual cluster stays an emulator: it is what the forwarder
+ * reads, loaded in memory in seconds, and the question is what a real host does to the sync.
+ * Those figures carry `_realhost` in their names.
+ *
  * Run: node bench/scale.ts   (SCALE_BENCH_POINTS=1000,5000 for a short run; SCALE_BENCH_SHARDS=1,2
  * for other shard counts; SCALE_BENCH_PLOT=FILE writes the plot elsewhere, '' for none;
  * SCALE_BENCH_HEAP_MB=384 gives the forwarder that heap limit instead of 4 GiB, as a Deployment
- * sized for the point would, and tags its figures `_heap384`). See docs/performance.md.
+ * sized for the point would, and tags its figures `_heap384`; SCALE_BENCH_HOST=real, above).
+ * See docs/performance.md.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -41,6 +49,7 @@ import {
   kubeConfigFromString,
 } from '../lib/kube/index.ts';
 import { RESOURCES as EMULATED, startCluster } from '../lib/local/apiserver/index.ts';
+import { type ControlPlane, startControlPlane } from '../lib/local/control-plane/index.ts';
 import { startStack } from '../lib/local/stack.ts';
 import type { KubeObject } from '../lib/model/index.ts';
 import { buildForwarder, FORWARDER_BUNDLE } from '../scripts/build-forwarder.ts';
@@ -101,8 +110,10 @@ function short(n: number): string {
 const HEAP_MB = Number(process.env['SCALE_BENCH_HEAP_MB'] ?? 4096);
 /** More flags for every forwarder process (e.g. `--max-in-flight 8`), for tuning runs. */
 const EXTRA_ARGS = (process.env['SCALE_BENCH_FORWARDER_ARGS'] ?? '').split(' ').filter(Boolean);
-/** Figures of a run with another heap limit than the default carry it in their names. */
-const HEAP_TAG = HEAP_MB === 4096 ? '' : `_heap${HEAP_MB}`;
+/** A real control plane as the host (SCALE_BENCH_HOST=real) instead of the host emulator. */
+const REAL_HOST = process.env['SCALE_BENCH_HOST'] === 'real';
+/** Figures of a run with another heap limit than the default, or a real host, say so in their names. */
+const HEAP_TAG = `${HEAP_MB === 4096 ? '' : `_heap${HEAP_MB}`}${REAL_HOST ? '_realhost' : ''}`;
 
 function nodeFlags(): string[] {
   const deployed = deployedNodeOptions(
@@ -116,9 +127,17 @@ function nodeFlags(): string[] {
 
 /** One point, in this (child) process: prints its {@link Point} as JSON on stdout. */
 async function runPoint(objects: number, shards: number, measureBaseline: boolean): Promise<void> {
+  const controlPlane = REAL_HOST ? await startControlPlane({ name: 'host' }) : undefined;
+  if (controlPlane) {
+    progress(`${objects}: real host ${controlPlane.version} ready in ${controlPlane.startupMs} ms`);
+  }
   const stack = await startStack({
     startForwarder: false,
     forwarder: { resyncIntervalMs: 3_600_000 },
+    ...(controlPlane ? { hostKubeconfig: controlPlane.kubeconfigPath } : {}),
+  }).catch(async (err: unknown) => {
+    await controlPlane?.stop();
+    throw err;
   });
   const hostNamespace = stack.identity.hostNamespace;
   let copies: KubeObject[] = [];
@@ -128,7 +147,6 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
   let liveHeap: number[] = [];
   try {
     const virtual = stack.virtual.emulator!.store;
-    const host = stack.host.emulator!.store;
     const namespaces = Math.max(1, Math.ceil(objects / PER_NAMESPACE));
     progress(`${objects}: loading ${objects} Endpoints and Services in ${namespaces} namespaces`);
     for (let n = 0; n < namespaces; n++) {
@@ -156,21 +174,11 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
     }
     let committed = 0;
     let start = 0;
-    const unwatch = host.watch(
-      EMULATED.find((r) => r.name === 'endpoints')!,
-      hostNamespace,
-      undefined,
-      undefined,
-      'now',
-      {
-        event(type) {
-          if (type !== 'ADDED') return;
-          committed++;
-          if (committed === 1) firstCopyMs = performance.now() - start;
-          if (committed === objects) syncMs = performance.now() - start;
-        },
-      },
-    );
+    const unwatch = await watchCreates(stack, hostNamespace, () => {
+      committed++;
+      if (committed === 1) firstCopyMs = performance.now() - start;
+      if (committed === objects) syncMs = performance.now() - start;
+    });
     const ticker = setInterval(() => {
       if (start > 0) {
         progress(
@@ -221,20 +229,34 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
       unwatch();
       await Promise.all(forwarders.map((f) => f.stop()));
     }
-    copies = host.list('endpoints', hostNamespace).map((o) => {
-      const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ...metadata } = o.metadata;
-      return { ...o, metadata: { ...metadata, namespace: 'bench-baseline' } } as KubeObject;
+    copies = (
+      await stack.host.client.listAll(KUBE_RESOURCES.endpoints, { namespace: hostNamespace })
+    ).items.map((o) => {
+      const {
+        uid: _u,
+        resourceVersion: _r,
+        creationTimestamp: _c,
+        managedFields: _m,
+        ...metadata
+      } = o.metadata;
+      return { ...o, metadata: { ...metadata, namespace: BASELINE_NAMESPACE } } as KubeObject;
     });
   } finally {
     await stack.close();
   }
 
+  let baselineMs: number | undefined;
+  try {
+    if (measureBaseline) baselineMs = await baseline(copies, controlPlane);
+  } finally {
+    await controlPlane?.stop();
+  }
   const point: Point = {
     objects,
     shards,
     firstCopyMs,
     syncMs,
-    baselineMs: measureBaseline ? await baseline(copies) : undefined,
+    baselineMs,
     rss: Math.max(...memory.map((m) => m.rss)),
     hwm: Math.max(...memory.map((m) => m.hwm)),
     rssEach: memory.map((m) => m.rss),
@@ -244,15 +266,81 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
   process.stdout.write(`${JSON.stringify(point)}\n`);
 }
 
-/** The time to create `copies` through the client layer (32 at once) into a fresh emulator. */
-async function baseline(copies: KubeObject[]): Promise<number> {
-  progress(`baseline, ${copies.length} creates through lib/kube`);
-  const cluster = await startCluster({ name: 'baseline', namespaces: ['bench-baseline'] });
-  const client = createKubeClient(kubeConfigFromString(cluster.kubeconfig), {
-    qps: Number.POSITIVE_INFINITY,
-  });
+const BASELINE_NAMESPACE = 'bench-baseline';
+
+/**
+ * Calls `created` for each Endpoints object created in the host namespace from now on; resolves,
+ * once watching, with the stop. The host emulator's own store is watched in this process (no
+ * HTTP, so counting costs the run nothing); a real host is watched over HTTP, re-watched from
+ * the last resourceVersion when the server ends a watch.
+ */
+async function watchCreates(
+  stack: Awaited<ReturnType<typeof startStack>>,
+  namespace: string,
+  created: () => void,
+): Promise<() => void> {
+  const store = stack.host.emulator?.store;
+  if (store) {
+    return store.watch(
+      EMULATED.find((r) => r.name === 'endpoints')!,
+      namespace,
+      undefined,
+      undefined,
+      'now',
+      {
+        event(type) {
+          if (type === 'ADDED') created();
+        },
+      },
+    );
+  }
+  const client = stack.host.client;
+  const stop = new AbortController();
+  let resourceVersion = (await client.list(KUBE_RESOURCES.endpoints, { namespace, limit: 1 }))
+    .metadata.resourceVersion;
+  void (async () => {
+    while (!stop.signal.aborted) {
+      const ended = await client
+        .watch(
+          KUBE_RESOURCES.endpoints,
+          { namespace, resourceVersion, signal: stop.signal, timeoutSeconds: 600 },
+          (e) => {
+            if (e.type === 'ADDED') created();
+          },
+        )
+        .catch(async () => {
+          // A failed watch is retried, not spun on.
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return undefined;
+        });
+      resourceVersion = ended?.resourceVersion ?? resourceVersion;
+    }
+  })();
+  return () => stop.abort();
+}
+
+/**
+ * The time to create `copies` through the client layer (32 at once): into a fresh emulator, or
+ * into another namespace of the real host the point ran against.
+ */
+async function baseline(copies: KubeObject[], realHost?: ControlPlane): Promise<number> {
+  progress(`baseline, ${copies.length} creates through lib/kube${realHost ? ' (real host)' : ''}`);
+  const cluster = realHost
+    ? undefined
+    : await startCluster({ name: 'baseline', namespaces: [BASELINE_NAMESPACE] });
+  const client = createKubeClient(
+    kubeConfigFromString(realHost?.kubeconfig ?? cluster!.kubeconfig),
+    { qps: Number.POSITIVE_INFINITY },
+  );
   let baselineMs = 0;
   try {
+    if (realHost) {
+      await client.create(KUBE_RESOURCES.namespaces, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: BASELINE_NAMESPACE },
+      });
+    }
     const t = performance.now();
     await pool(copies, BASELINE_CONCURRENCY, async (o) => {
       await client.create(KUBE_RESOURCES.endpoints, o);
@@ -260,7 +348,7 @@ async function baseline(copies: KubeObject[]): Promise<number> {
     baselineMs = performance.now() - t;
   } finally {
     await client.close();
-    await cluster.close();
+    await cluster?.close();
   }
   return baselineMs;
 }
