@@ -6,7 +6,13 @@
 import { stringify } from 'yaml';
 import { OWNED_KINDS } from '../../config/index.ts';
 import type { SyncConfig } from '../../config/types.ts';
-import { apiVersionOf, applyMergePatch, type KubeObject } from '../../model/index.ts';
+import {
+  apiVersionOf,
+  applyMergePatch,
+  type KubeObject,
+  type PlanStatus,
+  type ReasonCode,
+} from '../../model/index.ts';
 import { createExpressionEngine } from '../../patches/expression/index.ts';
 import type { Direction, PatchReport } from '../../patches/types.ts';
 import { syncContext } from '../../sync/context.ts';
@@ -159,25 +165,68 @@ function keyOf(object: KubeObject): { namespace: string; name: string } {
   return { namespace: object.metadata.namespace ?? 'default', name };
 }
 
-interface Rendered {
+/**
+ * What rendering one object gives: the object on the other side (absent when it would not be
+ * written), the patch reports, one line per failure, and the outcome as the sync names it. A
+ * plan decides the outcome when one runs; a Secret or ConfigMap copy and a reverse without the
+ * virtual object run the copy alone, and their outcome is the one such a copy's plan reports.
+ */
+export interface Rendered {
   object?: KubeObject;
   reports: PatchReport[];
   failures: string[];
+  status: PlanStatus;
+  reasonCode: ReasonCode;
 }
 
-function renderToHost(
-  virtual: KubeObject,
-  service: KubeObject | null,
-  identity: VirtualClusterIdentity,
-  config: SyncConfig,
-  evaluate: Parameters<typeof planSync>[1],
-): Rendered {
+/** One object to render, and what else the sync would read for it. */
+export interface RenderRequest {
+  config: SyncConfig;
+  identity: VirtualClusterIdentity;
+  direction: Direction;
+  /** toHost: the virtual object; fromHost: the host copy. */
+  object: KubeObject;
+  /** toHost: the virtual Service of an Endpoints or EndpointSlice object (absent: selector-less). */
+  service?: KubeObject | null;
+  /** fromHost: the current virtual object (absent: only what flows back is rendered). */
+  virtualObject?: KubeObject | null;
+  /** toHost: the host copy that exists already (absent: none, the copy is created). */
+  hostObject?: KubeObject | null;
+  /** The objects reference patches name, as each side holds them (absent: none). */
+  references?: { virtual: KubeObject[]; host: KubeObject[] };
+}
+
+/**
+ * The one evaluation path of `render` (and of `test`, which renders each case through it): an
+ * expression engine opened once, then any number of objects rendered with it. Close it when done.
+ */
+export interface Renderer {
+  render(request: RenderRequest): Rendered;
+  close(): void;
+}
+
+/** Opens a {@link Renderer} on a new expression engine, the function's sandbox and limits. */
+export async function openRenderer(): Promise<Renderer> {
+  const engine = await createExpressionEngine();
+  const evaluate = { evaluator: engine };
+  return {
+    render: (request) =>
+      request.direction === 'toHost'
+        ? renderToHost(request, evaluate)
+        : renderFromHost(request, evaluate),
+    close: () => engine.dispose(),
+  };
+}
+
+function renderToHost(request: RenderRequest, evaluate: Parameters<typeof planSync>[1]): Rendered {
+  const { object: virtual, identity, config } = request;
   const resource = resourceOf(virtual, config);
   const key = keyOf(virtual);
   virtual.metadata.namespace = key.namespace;
   if (REFERENCE_RESOURCES.some((r) => r.plural === resource)) {
-    return renderReferenceCopy(virtual, resource, identity, config, evaluate);
+    return renderReferenceCopy(request, resource, evaluate);
   }
+  const hostObject = request.hostObject ?? null;
   const plan = planSync(
     {
       identity,
@@ -185,20 +234,28 @@ function renderToHost(
       resource,
       key,
       virtualObject: virtual,
-      companions: assumedCompanions(resource, virtual, service),
-      hostObject: null,
+      companions: assumedCompanions(resource, virtual, request.service ?? null),
+      hostObject,
+      ...(request.references ? { references: request.references } : {}),
     },
     evaluate,
   );
-  const created = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === resource);
-  if (plan.status === 'failed' || !created || created.verb !== 'create') {
-    const failures =
-      plan.status === 'failed'
-        ? failureLines(plan)
-        : [`${key.namespace}/${key.name} would not be synced: ${plan.reason}`];
-    return { reports: plan.reports, failures };
+  const outcome = { reports: plan.reports, status: plan.status, reasonCode: plan.reasonCode };
+  const written = plan.hostWrites.find(
+    (w) => (w.verb === 'create' || w.verb === 'update') && w.resource === resource,
+  );
+  if (written && written.verb !== 'delete' && plan.status !== 'failed') {
+    return { ...outcome, object: written.object, failures: [] };
   }
-  return { object: created.object, reports: plan.reports, failures: [] };
+  // An existing copy already in sync is what the host keeps.
+  if (plan.status === 'unchanged' && hostObject) {
+    return { ...outcome, object: hostObject, failures: [] };
+  }
+  const failures =
+    plan.status === 'failed'
+      ? failureLines(plan)
+      : [`${key.namespace}/${key.name} would not be synced: ${plan.reason}`];
+  return { ...outcome, failures };
 }
 
 /**
@@ -208,12 +265,11 @@ function renderToHost(
  * name are renamed, not followed).
  */
 function renderReferenceCopy(
-  virtual: KubeObject,
+  request: RenderRequest,
   resource: string,
-  identity: VirtualClusterIdentity,
-  config: SyncConfig,
   evaluate: Parameters<typeof planSync>[1],
 ): Rendered {
+  const { object: virtual, identity, config } = request;
   const kind = virtual.kind as string;
   const key = keyOf(virtual);
   const ctx = syncContext(identity, config);
@@ -226,7 +282,9 @@ function renderReferenceCopy(
   });
   const reports = copy.report ? [copy.report] : [];
   const failures = patchFailures(copy.report);
-  return failures.length > 0 ? { reports, failures } : { object: copy.object, reports, failures };
+  return failures.length > 0
+    ? { reports, failures, status: 'failed', reasonCode: 'patch-failed' }
+    : { object: copy.object, reports, failures, status: 'write', reasonCode: 'created' };
 }
 
 /** One line per patch of `report` that failed. */
@@ -237,12 +295,11 @@ function patchFailures(report: PatchReport | undefined): string[] {
 }
 
 function renderFromHost(
-  host: KubeObject,
-  virtual: KubeObject | null,
-  identity: VirtualClusterIdentity,
-  config: SyncConfig,
+  request: RenderRequest,
   evaluate: Parameters<typeof planSync>[1],
 ): Rendered {
+  const { object: host, identity, config } = request;
+  const virtual = request.virtualObject ?? null;
   const resource = resourceOf(host, config);
   const kind = host.kind as string;
   const ctx = syncContext(identity, config);
@@ -251,6 +308,8 @@ function renderFromHost(
     return {
       reports: [],
       failures: [`the host object is not a copy this virtual cluster manages: ${state.reason}`],
+      status: 'failed',
+      reasonCode: 'conflict',
     };
   }
   if (virtual) {
@@ -264,17 +323,19 @@ function renderFromHost(
         virtualObject: virtual,
         companions: assumedCompanions(resource, virtual, null),
         hostObject: host,
+        ...(request.references ? { references: request.references } : {}),
       },
       evaluate,
     );
-    if (plan.status === 'failed') return { reports: plan.reports, failures: failureLines(plan) };
+    const outcome = { reports: plan.reports, status: plan.status, reasonCode: plan.reasonCode };
+    if (plan.status === 'failed') return { ...outcome, failures: failureLines(plan) };
     let object = virtual;
     for (const write of plan.virtualWrites) {
       if (write.verb === 'patch' && write.resource === resource) {
         object = applyMergePatch(object, write.patch) as KubeObject;
       }
     }
-    return { object, reports: plan.reports, failures: [] };
+    return { ...outcome, object, failures: [] };
   }
   const section = sectionOf(resource);
   const patches = section ? config.resources[section].patches : [];
@@ -286,7 +347,14 @@ function renderFromHost(
     patches,
   });
   const reports = copy.report ? [copy.report] : [];
-  if (copy.report?.failed) return { reports, failures: patchFailures(copy.report) };
+  if (copy.report?.failed) {
+    return {
+      reports,
+      failures: patchFailures(copy.report),
+      status: 'failed',
+      reasonCode: 'patch-failed',
+    };
+  }
   // Without the virtual object only what flows back is known: labels and annotations.
   const { labels, annotations } = copy.object.metadata;
   const object: KubeObject = {
@@ -294,7 +362,7 @@ function renderFromHost(
     kind,
     metadata: { ...state.virtualKey, labels: labels ?? {}, annotations: annotations ?? {} },
   };
-  return { object, reports, failures: [] };
+  return { object, reports, failures: [], status: 'write', reasonCode: 'reverse-synced' };
 }
 
 function parseDirection(value: unknown): Direction {
@@ -332,31 +400,25 @@ const render: Command = {
     if (!object) throw new UsageError(`--object ${objectFile} holds no Kubernetes object`);
     if (rest.length > 0) throw new UsageError(`--object ${objectFile} holds more than one object`);
 
-    const engine = await createExpressionEngine();
+    const service = await optionalObject(io, values['service'], '--service');
+    const virtualObject = await optionalObject(io, values['virtual-object'], '--virtual-object');
+    const renderer = await openRenderer();
     try {
-      const result =
-        direction === 'toHost'
-          ? renderToHost(
-              object,
-              await optionalObject(io, values['service'], '--service'),
-              identity,
-              config,
-              { evaluator: engine },
-            )
-          : renderFromHost(
-              object,
-              await optionalObject(io, values['virtual-object'], '--virtual-object'),
-              identity,
-              config,
-              { evaluator: engine },
-            );
+      const result = renderer.render({
+        config,
+        identity,
+        direction,
+        object,
+        service,
+        virtualObject,
+      });
       if (values['explain']) io.stderr.write(formatReports(result.reports));
       for (const line of result.failures) io.stderr.write(`error: ${line}\n`);
       if (!result.object) return 1;
       io.stdout.write(stringify(result.object));
       return 0;
     } finally {
-      engine.dispose();
+      renderer.close();
     }
   },
 };
