@@ -7,6 +7,8 @@ export { DEFAULTS, mergeDefaults } from './defaults.ts';
 export { type Diagnostic, formatDiagnostic, hasErrors, type Severity } from './diagnostic.ts';
 export { loadConfigFile, unreadableFile } from './load-config-file.ts';
 export { type ConfigResult, parseConfig } from './parse-config.ts';
+export { finishedDiagnostics, type ReadYaml, readYaml } from './read-yaml.ts';
+export { type Place, Reporter } from './reporter.ts';
 export { OWNED_KINDS, resourceForKind } from './resource-kind.ts';
 export type {
   NamespaceSyncConfig,
