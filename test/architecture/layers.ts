@@ -25,6 +25,8 @@ export const LAYER_RANK: Record<string, number> = {
   functions: 7,
   forwarder: 7,
   local: 8,
+  // The playground's server and page: the command hands it render's path, so it needs no cli.
+  playground: 8,
   cli: 9,
   // The Lambda entry points (`functions/` at the repository root).
   entry: 9,
