@@ -186,6 +186,7 @@ async function planAndWrite(
       });
     }
     if (plan.status === 'skipped' || plan.status === 'unchanged') {
+      if (plan.failedPart) return progress.finish(failedPartEnding(plan, plan.failedPart));
       // Writes of an earlier round that lost a race still count: the host did change.
       const status = written.length > 0 ? 'applied' : plan.status;
       return progress.finish({ status, reasonCode: plan.reasonCode, reason: plan.reason });
@@ -211,6 +212,7 @@ async function planAndWrite(
       }
       return progress.finish(hostFailure(err, 'write', env, written));
     }
+    if (plan.failedPart) return progress.finish(failedPartEnding(plan, plan.failedPart));
     return progress.finish({
       status: 'applied',
       reasonCode: plan.reasonCode,
@@ -224,6 +226,21 @@ async function planAndWrite(
     reason: `the host copy kept changing while it was written (${maxRounds} rounds; last: ${lastRace?.message ?? 'conflict'}); a retry re-plans from the host state${describeWritten(written)}`,
     retryable: true,
   });
+}
+
+/**
+ * The ending of an item whose plan was carried out but for a part that failed apart from it
+ * (the fromHost direction): `failed` with that part's code, so that the forwarder retries or
+ * parks the key and records a Warning Event, while the writes made are listed as usual. The
+ * plan's virtual writes are not sent: a failed result's are never applied.
+ */
+function failedPartEnding(plan: Plan, part: NonNullable<Plan['failedPart']>): ItemEnding {
+  return {
+    status: 'failed',
+    reasonCode: part.reasonCode,
+    reason: `${part.reason}; the rest of the sync went ahead: ${plan.reason}`,
+    retryable: part.retryable,
+  };
 }
 
 /**

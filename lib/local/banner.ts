@@ -34,6 +34,8 @@ export interface BannerStack {
   };
   lambda: { endpoint: string; region: string };
   forwarder: { metricsAddress: { host: string; port: number } | undefined };
+  /** The playground page `dev` serves (docs/playground.md), when it serves one. */
+  playground?: { url: string };
 }
 
 /** `http://host:port`, with an IPv6 host in brackets as URLs need. */
@@ -70,6 +72,11 @@ export function stackBanner(stack: BannerStack, functionName: string): string[] 
     );
   }
   lines.push(`  function         ${functionName} (Lambda API at ${lambda.endpoint})`);
+  if (stack.playground) {
+    lines.push(
+      `  playground       ${stack.playground.url} (every synced object live; edit and render any of them)`,
+    );
+  }
   const metrics = stack.forwarder.metricsAddress;
   if (metrics) {
     const base = httpUrl(metrics);

@@ -38,6 +38,7 @@ export const FAILURE_CODES = [
   'conflict',
   'host-conflict',
   'patch-failed',
+  'reverse-patch-failed',
   'reference-denied',
   'expression-timeout',
   'planner-crashed',

@@ -12,6 +12,12 @@ export interface DnsTranslationOptions {
   hostNamespace: string;
   /** Used when the input has no domain (`networking.advanced.clusterDomain`). */
   clusterDomain: string;
+  /**
+   * Multi-namespace mode: the host namespace of a virtual namespace (names are kept there), or
+   * `undefined` when it has none that may be written. Without it, single-namespace mode:
+   * every Service's copy is in `hostNamespace`, under its translated name.
+   */
+  hostNamespaceOf?: (virtualNamespace: string) => string | undefined;
 }
 
 /** The form every accepted input has, quoted in every error message. */
@@ -26,7 +32,9 @@ const MAX_LABEL = 63;
 
 /**
  * Turns `<name>.<namespace>.svc[.<domain>]` into
- * `<hostName(name, namespace, vc)>.<hostNamespace>.svc.<domain>`.
+ * `<hostName(name, namespace, vc)>.<hostNamespace>.svc.<domain>`; in multi-namespace mode
+ * (`hostNamespaceOf` given), where the Service's copy keeps its name in the mapped namespace,
+ * into `<name>.<hostNamespaceOf(namespace)>.svc.<domain>`.
  *
  * The domain of the input is kept when it has one (a name written for a particular domain keeps
  * pointing at it); otherwise `clusterDomain` is used. A trailing `.` (an absolute name) is kept.
@@ -80,8 +88,19 @@ export function virtualToHostDNS(fqdn: string, opts: DnsTranslationOptions): str
       from = to + 1;
     }
   }
+  const absolute = end < fqdn.length ? '.' : '';
+  if (opts.hostNamespaceOf) {
+    const mapped = opts.hostNamespaceOf(namespace);
+    if (mapped === undefined) {
+      return cannotTranslate(
+        fqdn,
+        'the namespace (second part) is not synced to any host namespace this virtual cluster may use',
+      );
+    }
+    return `${name}.${mapped}.svc.${domain}${absolute}`;
+  }
   const host = hostName(name, namespace, opts.virtualClusterName);
-  return `${host}.${opts.hostNamespace}.svc.${domain}${end < fqdn.length ? '.' : ''}`;
+  return `${host}.${opts.hostNamespace}.svc.${domain}${absolute}`;
 }
 
 /**

@@ -47,6 +47,8 @@ export interface PipelineEnv {
   virtualObject: unknown | null;
   /** Maps reference patches between the two sides and enforces which objects they may reach. */
   references: ReferenceTranslator;
+  /** `context.hostNamespaceOf` of every expression (multi-namespace mode only). */
+  hostNamespaceOf?: ExpressionContext['hostNamespaceOf'];
 }
 
 /** The patched copy and the report of how it came about. */
@@ -179,6 +181,7 @@ function evaluate(env: PipelineEnv, source: string, value: unknown, path: string
     virtualObject: env.virtualObject,
     path,
   };
+  if (env.hostNamespaceOf) context.hostNamespaceOf = env.hostNamespaceOf;
   try {
     return env.evaluator.evaluate(source, value, context);
   } catch (error) {

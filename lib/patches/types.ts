@@ -23,6 +23,13 @@ export interface ExpressionContext {
    * form.
    */
   path: string;
+  /**
+   * Multi-namespace mode: the host namespace objects of a virtual namespace land in (names are
+   * kept there), `undefined` when that namespace may not be synced; `virtualToHostDNS` names a
+   * Service's host copy with it. Absent in single-namespace mode. Never visible to expressions:
+   * the sandbox's copy of the context and the native path read only the members above.
+   */
+  hostNamespaceOf?: (virtualNamespace: string) => string | undefined;
 }
 
 /** Why an evaluation failed. Each is a per-object failure, never a process failure. */

@@ -17,6 +17,8 @@ export interface PlanDraft {
   references: PlanReference[];
   /** Extra sentences for the plan's reason (e.g. a missing referenced object). */
   notes: string[];
+  /** A part of the sync that failed while the rest goes ahead (see {@link Plan.failedPart}). */
+  failedPart?: NonNullable<Plan['failedPart']>;
 }
 
 /** A plan's outcome that stops the planning early (thrown, caught by `planSync`). */
@@ -40,28 +42,39 @@ export function checkReport(
 ): void {
   if (!report) return;
   draft.reports.push(report);
-  if (!report.failed) return;
+  const failure = reportFailure(report, refs, what);
+  if (failure) throw new PlanStop({ status: 'failed', ...failure });
+}
+
+/**
+ * Why a failed patch report failed, as a plan's failure (a denied reference has its own code);
+ * `undefined` when the report did not fail.
+ */
+export function reportFailure(
+  report: PatchReport,
+  refs: SyncReferenceTranslator,
+  what: string,
+): NonNullable<Plan['failedPart']> | undefined {
+  if (!report.failed) return undefined;
   const failure = report.outcomes.find((o) => o.status === 'failed');
   const error =
     failure?.status === 'failed' ? failure.error : { code: 'internal', message: 'unknown failure' };
   const denied = refs.denials.find((d) => d.message === error.message);
   if (denied) {
-    throw new PlanStop({
-      status: 'failed',
+    return {
       reasonCode: 'reference-denied',
       reason: `${what}: ${denied.message}`,
       retryable: false,
-    });
+    };
   }
   const where = failure
     ? `${failure.configPath} at ${failure.path || '(whole object)'}`
     : 'a patch';
-  throw new PlanStop({
-    status: 'failed',
+  return {
     reasonCode: 'patch-failed',
     reason: `${what}: ${where} failed (${error.code}): ${error.message}`,
     retryable: RETRYABLE_CODES.has(error.code),
-  });
+  };
 }
 
 /** The host copy records another uid than the virtual object has: it is a copy of a predecessor. */

@@ -12,17 +12,19 @@ import {
   objectKeyString,
   refId,
   setOwn,
+  stableStringify,
 } from '../model/index.ts';
 import type { SyncContext } from './context.ts';
 import { type CopyEnv, copyFromHost, type DeferredHostCopy } from './copy.ts';
 import { virtualLabelKey } from './label-keys.ts';
-import { checkReport, type PlanDraft } from './plan-draft.ts';
+import { checkReport, type PlanDraft, reportFailure } from './plan-draft.ts';
 import { plannedImports } from './plan-references.ts';
 import {
   type ReferenceLookups,
   type SyncReferenceTranslator,
   syncReferences,
 } from './references.ts';
+import { lastAppliedOf } from './translate.ts';
 
 /** The translation of the virtual object the plan works with, and what it was made from. */
 export interface Translation {
@@ -61,6 +63,19 @@ export function planFlowBack(
 ): { translation: Translation; flowedBack: string[] } {
   const { ctx, host, virtual, what, key } = item;
   const reverse = copyFromHost(host, virtual, translation.copyEnv);
+  const failure =
+    reverse.report && reportFailure(reverse.report, translation.refs, `${what} (from host)`);
+  if (failure) {
+    draft.reports.push(reverse.report!);
+    draft.failedPart = {
+      reasonCode:
+        failure.reasonCode === 'patch-failed' ? 'reverse-patch-failed' : failure.reasonCode,
+      reason: `${failure.reason}; host edits of ${describeChanges(item.changes)} are kept on the host copy and flow back once the patch works`,
+      retryable: failure.retryable,
+    };
+    const copy = holdHostEdits(translation.copy, host, item.changes, ctx);
+    return { translation: { ...translation, copy }, flowedBack: [] };
+  }
   checkReport(reverse.report, draft, translation.refs, `${what} (from host)`);
   const patch = virtualPatch(item.changes, reverse.object, virtual, ctx);
   if (!patch) return { translation, flowedBack: [] };
@@ -136,4 +151,55 @@ function virtualPatch(
   }
   for (const key of changes.annotations) pick('annotations', key);
   return out.labels || out.annotations ? out : undefined;
+}
+
+/** `label team, annotation owner` for the host-edited keys. */
+function describeChanges(changes: { labels: string[]; annotations: string[] }): string {
+  return [
+    ...changes.labels.map((k) => `label ${k}`),
+    ...changes.annotations.map((k) => `annotation ${k}`),
+  ].join(', ');
+}
+
+/**
+ * The copy to write when the host edits could not be carried back: the host's values of the
+ * edited keys stay on the copy (the update does not undo them) and the last-applied record keeps
+ * their earlier values, so that the next plan sees the same host edits and tries again. Every
+ * other key follows the virtual side as usual.
+ */
+function holdHostEdits(
+  copy: DeferredHostCopy,
+  host: KubeObject,
+  changes: { labels: string[]; annotations: string[] },
+  ctx: SyncContext,
+): DeferredHostCopy {
+  const last = lastAppliedOf(host, ctx) ?? { labels: {}, annotations: {} };
+  const record = lastAppliedOf(copy.head, ctx) ?? { labels: {}, annotations: {} };
+  const labels = { ...copy.head.metadata.labels };
+  const annotations = { ...copy.head.metadata.annotations };
+  const hold = (
+    map: Record<string, string>,
+    from: Record<string, string> | undefined,
+    key: string,
+  ) => {
+    const value = getOwn(from, key);
+    if (typeof value === 'string') setOwn(map, key, value);
+    else delete map[key];
+  };
+  for (const key of changes.labels) {
+    hold(labels, host.metadata.labels, key);
+    hold(record.labels, last.labels, key);
+  }
+  for (const key of changes.annotations) {
+    hold(annotations, host.metadata.annotations, key);
+    hold(record.annotations, last.annotations, key);
+  }
+  const managed = Object.keys(record.annotations).sort().join('\n');
+  if (managed === '') delete annotations[ctx.markers.managedAnnotations];
+  else annotations[ctx.markers.managedAnnotations] = managed;
+  annotations[ctx.markers.lastApplied] = stableStringify(record);
+  return {
+    ...copy,
+    head: { ...copy.head, metadata: { ...copy.head.metadata, labels, annotations } },
+  };
 }

@@ -79,6 +79,7 @@ export function planSync(input: PlanInput, env: PlanEnv): Plan {
       virtualWrites: draft.virtualWrites,
       reports: draft.reports,
       ...withReferences(draft),
+      ...(draft.failedPart ? { failedPart: draft.failedPart } : {}),
     };
   } catch (error) {
     const reports = draft.reports;

@@ -35,6 +35,13 @@ export interface Plan {
   reports: PatchReport[];
   /** The objects reference patches named, and what the plan does about each (when any). */
   references?: PlanReference[];
+  /**
+   * A part of the sync that failed while the rest of the plan (its `status` and writes) is
+   * still carried out: today the fromHost direction, whose failure cannot change what the
+   * toHost direction writes (docs/sync.md, "A failing direction never blocks the other"). The
+   * item then reports `failed` with this code, after the plan's writes.
+   */
+  failedPart?: { reasonCode: ReasonCode; reason: string; retryable: boolean };
 }
 
 /**

@@ -28,6 +28,14 @@ function stack(overrides: Partial<BannerStack> = {}): BannerStack {
 }
 
 describe('the npm start banner', () => {
+  it('prints the playground page when dev serves one, and nothing of it otherwise', () => {
+    const lines = stackBanner(stack({ playground: { url: 'http://127.0.0.1:8790/' } }), FN);
+    expect(lines).toContain(
+      '  playground       http://127.0.0.1:8790/ (every synced object live; edit and render any of them)',
+    );
+    expect(stackBanner(stack(), FN).join('\n')).not.toContain('playground');
+  });
+
   it('prints the metrics address as a URL, never as an object', () => {
     const text = stackBanner(stack(), FN).join('\n');
     expect(text).toContain('http://127.0.0.1:9100/metrics');

@@ -39,9 +39,21 @@ describe('npm start with pinned ports', () => {
     const r = await dev(['--lambda-port', String(port)]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      `port ${port} on 127.0.0.1 is already in use; pick another with --s3-port, --lambda-port or --metrics-port (0 picks a free one)`,
+      `port ${port} on 127.0.0.1 is already in use; pick another with --s3-port, --lambda-port, --metrics-port or --playground-port (0 picks a free one)`,
     );
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  }, 90_000);
+
+  it('stops with the same usage error when the pinned playground port is taken', async () => {
+    const server = createServer();
+    held = server;
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+    );
+    const r = await dev(['--playground-port', String(port)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
   }, 90_000);
 
   it('names the variable of a value that is no port', async () => {

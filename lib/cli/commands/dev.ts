@@ -18,12 +18,14 @@ import {
 } from '../../model/index.ts';
 import { kindOfKind, kindResource, resourceByPlural } from '../../sync/index.ts';
 import { type Command, type CommandIO, UsageError } from '../command.ts';
+import { startDevPlayground } from '../dev-playground.ts';
 import { processSignals, type StopSignal } from '../signals.ts';
 
 const usage = `Usage: endpoint-sync dev [--kube emulator|real] [--config FILE]
                          [--virtual-kubeconfig FILE] [--host-kubeconfig FILE]
                          [--name VC_NAME] [--namespace HOST_NS] [--no-demo] [--kubeconfig-dir DIR]
-                         [--metrics-port N] [--s3-port N] [--lambda-port N] [--verbose]
+                         [--metrics-port N] [--s3-port N] [--lambda-port N]
+                         [--playground-port N] [--verbose]
 
 Runs the whole pipeline on this machine: two emulated Kubernetes clusters (virtual and host), a
 local S3 server holding the configuration (examples/endpoints.yaml), the sync function behind a
@@ -51,6 +53,9 @@ Flags:
                                  default: a free one, printed at start)
       --lambda-port N            port of the local Lambda endpoint (env
                                  ENDPOINT_SYNC_LAMBDA_PORT; default: a free one, printed)
+      --playground-port N        port of the playground page on 127.0.0.1: every synced
+                                 object live, and the editors of \`endpoint-sync playground\`
+                                 (default: a free one, printed)
       --verbose                  print the forwarder's and the function's JSON logs too
   -h, --help                     show this help
 `;
@@ -89,7 +94,7 @@ function portInUse(err: unknown): UsageError | undefined {
   if (e?.code !== 'EADDRINUSE') return undefined;
   return new UsageError(
     `port ${e.port ?? '(pinned)'} on 127.0.0.1 is already in use; pick another with --s3-port, ` +
-      '--lambda-port or --metrics-port (0 picks a free one)',
+      '--lambda-port, --metrics-port or --playground-port (0 picks a free one)',
   );
 }
 
@@ -164,6 +169,7 @@ const dev: Command & { stop: StopSignal } = {
     'metrics-port': { type: 'string' },
     's3-port': { type: 'string' },
     'lambda-port': { type: 'string' },
+    'playground-port': { type: 'string' },
     verbose: { type: 'boolean' },
     kube: { type: 'string' },
   },
@@ -180,6 +186,7 @@ const dev: Command & { stop: StopSignal } = {
       values['lambda-port'] ?? process.env['ENDPOINT_SYNC_LAMBDA_PORT'],
       values['lambda-port'] === undefined ? 'ENDPOINT_SYNC_LAMBDA_PORT' : '--lambda-port',
     );
+    const playgroundPort = port(values['playground-port'], '--playground-port') ?? 0;
     const verbose = values['verbose'] === true;
     const kube = str('kube') ?? 'emulator';
     if (kube !== 'emulator' && kube !== 'real') {
@@ -212,9 +219,15 @@ const dev: Command & { stop: StopSignal } = {
     }).catch((err: unknown) => {
       throw portInUse(err) ?? binariesMissing(err) ?? err;
     });
+    let playground: Awaited<ReturnType<typeof startDevPlayground>> | undefined;
     try {
+      playground = await startDevPlayground(stack, playgroundPort).catch((err: unknown) => {
+        throw portInUse(err) ?? err;
+      });
       line(io);
-      for (const text of stackBanner(stack, LOCAL_FUNCTION_NAME)) line(io, text);
+      for (const text of stackBanner({ ...stack, playground }, LOCAL_FUNCTION_NAME)) {
+        line(io, text);
+      }
       line(io);
 
       // Results are printed in arrival order; describing one may read both clusters.
@@ -262,6 +275,7 @@ const dev: Command & { stop: StopSignal } = {
       await printing;
       return 0;
     } finally {
+      await playground?.close();
       await stack.close();
     }
   },

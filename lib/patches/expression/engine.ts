@@ -566,6 +566,7 @@ function translateDns(fqdn: string, context: ExpressionContext): string {
     virtualClusterName: vc.name,
     hostNamespace: vc.namespace,
     clusterDomain: clusterDomain(vc.config),
+    ...(context.hostNamespaceOf ? { hostNamespaceOf: context.hostNamespaceOf } : {}),
   });
 }
 

@@ -133,6 +133,7 @@ const DNS_REASONS = [
   'the namespace is not a DNS-1123 label',
   'the third part is not "svc"',
   'the cluster domain contains an invalid label',
+  'the namespace is not synced to any host namespace this virtual cluster may use',
 ];
 const DNS_FORM = '<name>.<namespace>.svc[.<cluster-domain>]';
 const dnsMessage = (reason: string) =>
@@ -221,15 +222,17 @@ export function dnsFailure(namingMessage: string): string {
   const why = /: ([^:]*); expected /s.exec(namingMessage)?.[1] ?? '';
   const reason = /fewer than three/.test(why)
     ? DNS_REASONS[0]
-    : /^the service name /.test(why)
-      ? DNS_REASONS[1]
-      : /^the namespace /.test(why)
-        ? DNS_REASONS[2]
-        : /^the third part /.test(why)
-          ? DNS_REASONS[3]
-          : /^the cluster domain /.test(why)
-            ? DNS_REASONS[4]
-            : undefined;
+    : /is not synced to any host namespace/.test(why)
+      ? DNS_REASONS[5]
+      : /^the service name /.test(why)
+        ? DNS_REASONS[1]
+        : /^the namespace /.test(why)
+          ? DNS_REASONS[2]
+          : /^the third part /.test(why)
+            ? DNS_REASONS[3]
+            : /^the cluster domain /.test(why)
+              ? DNS_REASONS[4]
+              : undefined;
   return reason === undefined
     ? `virtualToHostDNS expects a string of the form ${DNS_FORM}, e.g. my-svc.default.svc`
     : dnsMessage(reason);
