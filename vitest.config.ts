@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { findControlPlaneBinaries } from './lib/local/control-plane/index.ts';
+import { browserUnavailable } from './test/browser/chromium.ts';
 
 /**
  * The test files that run a second time against real control planes (the `real` project): every
@@ -42,6 +43,20 @@ if (unavailable) {
   process.stderr.write(`the real project does not run (emulator only): ${unavailable}\n`);
 }
 
+/**
+ * The tests that drive a real browser (Debian's chromium through playwright-core). Left out
+ * where it is missing, said at the top of the run like the real project; required, as the real
+ * control plane is, when ENDPOINT_SYNC_REQUIRE_REAL is set (CI: every real substrate must run).
+ */
+const BROWSER_FILES = ['test/browser/**/*.test.ts'];
+const noBrowser = browserUnavailable();
+if (noBrowser && process.env.ENDPOINT_SYNC_REQUIRE_REAL) {
+  throw new Error(
+    `ENDPOINT_SYNC_REQUIRE_REAL is set but the browser tests cannot run: ${noBrowser}`,
+  );
+}
+if (noBrowser) process.stderr.write(`the browser tests do not run: ${noBrowser}\n`);
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -54,7 +69,7 @@ export default defineConfig({
         test: {
           name: 'emulator',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/real/**'],
+          exclude: ['test/real/**', ...(noBrowser ? BROWSER_FILES : [])],
           sequence: { groupOrder: 0 },
         },
       },
