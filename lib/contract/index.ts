@@ -40,6 +40,7 @@ export {
   resultValidator,
   signedEventValidator,
   tenantValidator,
+  testFileValidator,
 } from './schemas.ts';
 export {
   identityOf,

@@ -16,6 +16,7 @@ import eventV1Schema from '../../schema/event-v1.schema.json' with { type: 'json
 import resultSchema from '../../schema/result.schema.json' with { type: 'json' };
 import signedEventSchema from '../../schema/signed-event.schema.json' with { type: 'json' };
 import tenantSchema from '../../schema/tenant.schema.json' with { type: 'json' };
+import testFileSchema from '../../schema/test.schema.json' with { type: 'json' };
 import { type SchemaFacts, type SchemaValidator, schemaValidator } from './json-schema.ts';
 
 /**
@@ -38,6 +39,7 @@ export const GENERATED_SCHEMAS = {
   result: resultSchema,
   signedEvent: signedEventSchema,
   tenant: tenantSchema,
+  testFile: testFileSchema,
 } as const;
 
 /** Where the generated code lives. */

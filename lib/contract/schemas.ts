@@ -36,3 +36,9 @@ export const tenantValidator: SchemaValidator = schemaValidator(
   generated.facts.tenant,
   generated.tenant as CompiledSchema,
 );
+
+/** Validator of `schema/test.schema.json` (an `endpoint-sync test` file). */
+export const testFileValidator: SchemaValidator = schemaValidator(
+  generated.facts.testFile,
+  generated.testFile as CompiledSchema,
+);
