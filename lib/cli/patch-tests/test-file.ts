@@ -23,7 +23,7 @@ import {
 } from '../../config/index.ts';
 import { testFileValidator } from '../../contract/index.ts';
 import { childPath, indexPath, type KubeObject, type PlanStatus } from '../../model/index.ts';
-import type { Direction } from '../../patches/types.ts';
+import type { Direction } from '../../patches/index.ts';
 
 /** What a case expects; every field given is checked. */
 export interface CaseExpectations {
