@@ -10,7 +10,13 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { GetObjectCommandInput, GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
+import type {
+  GetObjectCommandInput,
+  GetObjectCommandOutput,
+  ListObjectsV2CommandInput,
+  ListObjectsV2CommandOutput,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { OldestFirstMap } from '../model/index.ts';
 import { type Diagnostic, formatDiagnostic } from './diagnostic.ts';
 import { parseConfig } from './parse-config.ts';
@@ -427,16 +433,23 @@ export class ConfigSources {
 /** Reads one S3 object: the one S3 call the configuration and the tenant registry make. */
 export type S3GetObject = (input: GetObjectCommandInput) => Promise<GetObjectCommandOutput>;
 
+/** Lists one page of object keys: the registry's index is the one S3 listing the function makes. */
+export type S3ListObjects = (
+  input: ListObjectsV2CommandInput,
+) => Promise<
+  Pick<ListObjectsV2CommandOutput, 'Contents' | 'IsTruncated' | 'NextContinuationToken'>
+>;
+
 /**
- * GetObject through an S3 client for `options` (a ready `client` wins), made on first use. The
+ * An S3 client for `options` (a ready `client` wins) and the SDK module, made on first use. The
  * SDK module is imported then too, not at load: the Lambda Node.js runtime provides it (the
  * function bundle leaves it out, like the other AWS clients), and a process whose
  * configuration is a local file never parses it. A failed import is tried again next time.
  */
-export function lazyS3Client(options: S3SourceOptions): S3GetObject {
-  let ready:
-    | Promise<{ client: S3Client; command: typeof import('@aws-sdk/client-s3').GetObjectCommand }>
-    | undefined;
+function lazyS3(
+  options: S3SourceOptions,
+): () => Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3') }> {
+  let ready: Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3') }> | undefined;
   const make = async () => {
     const sdk = await import('@aws-sdk/client-s3');
     const client =
@@ -452,15 +465,32 @@ export function lazyS3Client(options: S3SourceOptions): S3GetObject {
           requestTimeout: options.requestTimeoutMs ?? 5_000,
         },
       });
-    return { client, command: sdk.GetObjectCommand };
+    return { client, sdk };
   };
-  return async (input) => {
+  return () => {
     ready ??= make().catch((err: unknown) => {
       ready = undefined;
       throw err;
     });
-    const { client, command } = await ready;
-    return client.send(new command(input));
+    return ready;
+  };
+}
+
+/** GetObject through a client made on first use (see {@link lazyS3}). */
+export function lazyS3Client(options: S3SourceOptions): S3GetObject {
+  const s3 = lazyS3(options);
+  return async (input) => {
+    const { client, sdk } = await s3();
+    return client.send(new sdk.GetObjectCommand(input));
+  };
+}
+
+/** ListObjectsV2 through a client made on first use (see {@link lazyS3}). */
+export function lazyS3Lister(options: S3SourceOptions): S3ListObjects {
+  const s3 = lazyS3(options);
+  return async (input) => {
+    const { client, sdk } = await s3();
+    return client.send(new sdk.ListObjectsV2Command(input));
   };
 }
 

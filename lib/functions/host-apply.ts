@@ -18,7 +18,14 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from '../kube/index.ts';
-import { describeWrite, type KubeObject, refId } from '../model/index.ts';
+import {
+  describeWrite,
+  isPlainObject,
+  type KubeObject,
+  markerKeys,
+  RESOURCES,
+  refId,
+} from '../model/index.ts';
 import type { Evaluator, ObjectRef } from '../patches/types.ts';
 import {
   hostKeyOf,
@@ -27,6 +34,7 @@ import {
   type PlanInput,
   resourceByPlural,
 } from '../sync/index.ts';
+import { SERVICE_NAME_LABEL } from '../sync/kinds/endpoint-slice.ts';
 import type { HostWrite, ObjectKey, VirtualClusterIdentity } from '../sync/types.ts';
 import type { NamespaceScope } from '../tenancy/index.ts';
 import { inProcessPlanner, type Planner } from './planner/index.ts';
@@ -60,6 +68,13 @@ export interface ItemSyncEnv {
    * outside it fails the item before anything is written.
    */
   scope?: HostScope;
+  /**
+   * When the event was signed (ms since the epoch), for a signed event. Every host copy written
+   * records it, and a write or delete of a copy that records a later time is refused as
+   * `stale-event`, nothing written: a signed event replayed to another instance, or after a
+   * restart, cannot roll a copy back, bring back a deleted one or delete a newer one.
+   */
+  eventTime?: number;
 }
 
 /** Host namespaces and resources one tenant may touch. */
@@ -145,7 +160,7 @@ export async function syncItem(item: EventItem, env: ItemSyncEnv): Promise<ItemO
   }
   const hostKey = hostKeyOf(row.kind, item.key, env.identity, env.config);
   if (env.scope && !env.scope.namespaces.allows(hostKey.namespace)) {
-    return progress.finish(outsideScope(`${row.plural} ${hostKey.namespace}/${hostKey.name}`));
+    return progress.finish(outsideScope(row.plural, hostKey, env.scope));
   }
   const planOne = async (input: PlanInput): Promise<Plan> => {
     const planned = await planner.plan(input);
@@ -172,8 +187,9 @@ async function planAndWrite(
   let lastRace: KubeApiError | undefined;
   for (let round = 1; round <= maxRounds; round++) {
     let plan: Plan;
+    const recorded: RecordedTimes = new Map();
     try {
-      plan = await readAndPlan(item, resource, hostKey, env, planOne, round === 1);
+      plan = await readAndPlan(item, resource, hostKey, env, planOne, recorded, round === 1);
     } catch (err) {
       return progress.finish(hostFailure(err, 'read', env, written));
     }
@@ -194,14 +210,18 @@ async function planAndWrite(
     const outside =
       env.scope &&
       plan.hostWrites.map((w) => summarizeHostWrite(w)).find((w) => !withinScope(env.scope!, w));
-    if (outside) {
-      return progress.finish(
-        outsideScope(`${outside.resource} ${outside.namespace}/${outside.name}`),
-      );
+    if (outside) return progress.finish(outsideScope(outside.resource, outside, env.scope!));
+    let refused: ItemEnding | undefined;
+    try {
+      refused =
+        staleWrite(plan, recorded, env) ?? (await hostServiceRefusal(plan, resource, hostKey, env));
+    } catch (err) {
+      return progress.finish(hostFailure(err, 'read', env, written));
     }
+    if (refused) return progress.finish(refused);
     try {
       for (const write of plan.hostWrites) {
-        const made = await applyWrite(env.client, write);
+        const made = await applyWrite(env.client, stamped(write, env));
         if (made) written.push(made);
       }
     } catch (err) {
@@ -272,12 +292,17 @@ export async function planItem(item: EventItem, env: ItemSyncEnv): Promise<Plan>
   }
   const hostKey = hostKeyOf(row.kind, item.key, env.identity, env.config);
   if (env.scope && !env.scope.namespaces.allows(hostKey.namespace)) {
-    return failed(outsideScope(`${row.plural} ${hostKey.namespace}/${hostKey.name}`));
+    return failed(outsideScope(row.plural, hostKey, env.scope));
   }
   try {
-    return await readAndPlan(item, row.plural, hostKey, env, async (input) => {
-      return (await planner.plan(input)).plan;
-    });
+    return await readAndPlan(
+      item,
+      row.plural,
+      hostKey,
+      env,
+      async (input) => (await planner.plan(input)).plan,
+      new Map(),
+    );
   } catch (err) {
     return failed(hostFailure(err, 'read', env, []));
   }
@@ -334,18 +359,19 @@ async function readAndPlan(
   hostKey: ObjectKey,
   env: ItemSyncEnv,
   planOne: (input: PlanInput) => Promise<Plan>,
+  recorded: RecordedTimes,
   firstRound = false,
 ): Promise<Plan> {
   const hostRefs = new Map<string, KubeObject | null>();
   if (firstRound && mayAssumeNoCopy(item, hostKey, env)) {
-    const plan = await planWithReferences(item, resource, env, planOne, null, hostRefs);
+    const plan = await planWithReferences(item, resource, env, planOne, null, hostRefs, recorded);
     if (createsCopy(plan, resource, hostKey)) return plan;
   }
   // A namespace the plan will refuse (another tenant's or virtual namespace's) is not even read.
   const hostObject = ownsHostNamespace(hostKey.namespace, env.identity, env.config)
-    ? await getOrNull(env.client, resource, hostKey)
+    ? await readCopy(env, resource, hostKey, recorded)
     : null;
-  return planWithReferences(item, resource, env, planOne, hostObject, hostRefs);
+  return planWithReferences(item, resource, env, planOne, hostObject, hostRefs, recorded);
 }
 
 /**
@@ -359,6 +385,7 @@ async function planWithReferences(
   planOne: (input: PlanInput) => Promise<Plan>,
   hostObject: KubeObject | null,
   hostRefs: Map<string, KubeObject | null>,
+  recorded: RecordedTimes,
 ): Promise<Plan> {
   let plan: Plan | undefined;
   for (let i = 0; i < MAX_REFERENCE_READS; i++) {
@@ -391,7 +418,7 @@ async function planWithReferences(
     const objects = await Promise.all(
       readable.map((ref) => {
         const type = findResource(ref.apiVersion, ref.kind)!;
-        return getOrNull(env.client, type.plural, ref);
+        return readCopy(env, type.plural, ref, recorded);
       }),
     );
     readable.forEach((ref, j) => {
@@ -464,18 +491,147 @@ function withinScope(scope: HostScope, at: { resource: string; namespace: string
 }
 
 /** The plan reached outside the tenant's registered namespaces or resources: nothing is written. */
-function outsideScope(what: string): {
-  status: 'failed';
-  reasonCode: string;
-  reason: string;
-  retryable: boolean;
-} {
+function outsideScope(
+  resource: string,
+  at: { namespace: string; name: string },
+  scope: HostScope,
+): { status: 'failed'; reasonCode: string; reason: string; retryable: boolean } {
+  const why = scope.resources.has(resource) ? scope.namespaces.denial?.(at.namespace) : undefined;
   return {
     status: 'failed',
     reasonCode: 'namespace-not-allowed',
-    reason: `the sync would touch ${what}, outside the host namespaces and resources registered for this tenant; nothing was written (fix the namespace mappings, or ask the platform operator to register the namespace)`,
+    reason: `the sync would touch ${resource} ${at.namespace}/${at.name}, outside the host namespaces and resources registered for this tenant${why ? ` (${why})` : ''}; nothing was written (fix the namespace mappings, or ask the platform operator to register the namespace)`,
     retryable: false,
   };
+}
+
+/** The signed time each host object read for a plan records, by `resource/namespace/name`. */
+type RecordedTimes = Map<string, number>;
+
+function writeId(resource: string, namespace: string, name: string): string {
+  return `${resource}/${namespace}/${name}`;
+}
+
+/**
+ * Reads a host object for a plan. The signed time it records is taken off (the plans never see
+ * it, so a newer event's time alone is no change to write) and kept in `recorded`.
+ */
+async function readCopy(
+  env: ItemSyncEnv,
+  resource: string,
+  key: ObjectKey,
+  recorded: RecordedTimes,
+): Promise<KubeObject | null> {
+  const object = await getOrNull(env.client, resource, key);
+  const annotations = object?.metadata.annotations;
+  const marker = markerKeys(env.identity.markerDomain).eventTime;
+  if (!object || annotations === undefined || !Object.hasOwn(annotations, marker)) return object;
+  const { [marker]: value, ...rest } = annotations;
+  const time = Number(value);
+  if (Number.isSafeInteger(time)) recorded.set(writeId(resource, key.namespace, key.name), time);
+  return { ...object, metadata: { ...object.metadata, annotations: rest } };
+}
+
+/**
+ * `stale-event` when a write or delete of the plan would change a host object that records a
+ * later signed time than this event's: the event is older than the one that last wrote the
+ * object (a replay to another instance, or after a restart). Nothing is written.
+ */
+function staleWrite(plan: Plan, recorded: RecordedTimes, env: ItemSyncEnv): ItemEnding | undefined {
+  if (env.eventTime === undefined || plan.status !== 'write') return undefined;
+  for (const write of plan.hostWrites) {
+    if (write.verb === 'create') continue;
+    const at =
+      write.verb === 'delete'
+        ? { namespace: write.namespace, name: write.name }
+        : {
+            namespace: write.object.metadata.namespace ?? '',
+            name: write.object.metadata.name ?? '',
+          };
+    const time = recorded.get(writeId(write.resource, at.namespace, at.name));
+    if (time !== undefined && time > env.eventTime) {
+      return {
+        status: 'failed',
+        reasonCode: 'stale-event',
+        reason: `host ${write.resource} ${at.namespace}/${at.name} was written from an event signed ${time - env.eventTime} ms after this one; an older event never changes it (a replayed or delayed event), nothing was written`,
+        retryable: false,
+      };
+    }
+  }
+  return undefined;
+}
+
+/** `write` with the event's signed time recorded on the object it creates or updates. */
+function stamped(write: HostWrite, env: ItemSyncEnv): HostWrite {
+  if (env.eventTime === undefined || write.verb === 'delete') return write;
+  const marker = markerKeys(env.identity.markerDomain).eventTime;
+  const { metadata } = write.object;
+  return {
+    ...write,
+    object: {
+      ...write.object,
+      metadata: {
+        ...metadata,
+        annotations: { ...metadata.annotations, [marker]: String(env.eventTime) },
+      },
+    },
+  };
+}
+
+/**
+ * Taking over Endpoints the host's endpoints controller made, and a slice's first create, rest
+ * on the forwarder's word that the Service has no selector. The host Service at the copy's key
+ * is read here and believed instead: a take-over needs it to exist without a selector, a slice
+ * is not attached to a host Service with a selector (the host's controllers own its endpoints).
+ */
+async function hostServiceRefusal(
+  plan: Plan,
+  resource: string,
+  hostKey: ObjectKey,
+  env: ItemSyncEnv,
+): Promise<ItemEnding | undefined> {
+  const takeOver = plan.reasonCode === 'taken-over' && resource === 'endpoints';
+  const firstSlice = resource === 'endpointslices' && createsCopy(plan, resource, hostKey);
+  if (!takeOver && !firstSlice) return undefined;
+  let name = hostKey.name;
+  if (firstSlice) {
+    const write = plan.hostWrites.find((w) => w.resource === resource);
+    const label =
+      write?.verb === 'create' ? write.object.metadata.labels?.[SERVICE_NAME_LABEL] : undefined;
+    if (typeof label !== 'string' || label === '') return undefined;
+    name = label;
+  }
+  const service = await readHostService(env, { namespace: hostKey.namespace, name });
+  const spec = service?.['spec'];
+  const selector = isPlainObject(spec) ? spec['selector'] : undefined;
+  const hasSelector = isPlainObject(selector) && Object.keys(selector).length > 0;
+  const where = `${hostKey.namespace}/${name}`;
+  if (takeOver && (service === null || hasSelector)) {
+    return {
+      status: 'failed',
+      reasonCode: 'conflict',
+      reason: `host Endpoints ${hostKey.namespace}/${hostKey.name} were made by the host's endpoints controller and host Service ${where} ${service === null ? 'does not exist' : 'has a selector'}, so they are not taken over (whatever the event says of the virtual Service); nothing was written`,
+      retryable: false,
+    };
+  }
+  if (firstSlice && hasSelector) {
+    return {
+      status: 'skipped',
+      reasonCode: 'service-has-selector',
+      reason: `host Service ${where} has a selector: the host's EndpointSlice controller makes its slices, so no copy is attached to it (whatever the event says of the virtual Service)`,
+    };
+  }
+  return undefined;
+}
+
+/** The host Service at `key`, or null; a read failure is the item's (retryable) failure. */
+async function readHostService(env: ItemSyncEnv, key: ObjectKey): Promise<KubeObject | null> {
+  try {
+    return await env.client.get(RESOURCES.services, key.name, { namespace: key.namespace });
+  } catch (err) {
+    if (err instanceof NotFoundError) return null;
+    throw err;
+  }
 }
 
 function describeWritten(written: HostWriteSummary[]): string {

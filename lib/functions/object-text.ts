@@ -1,10 +1,11 @@
 /**
  * Reads small text objects by URI (`s3://bucket/key`, or `file:///path` where local files are
- * allowed): the tenant registry's entries. `undefined` means the object does not exist.
+ * allowed): the tenant registry's entries. `undefined` means the object does not exist. And lists
+ * the objects under a prefix: the registry's index.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { S3GetObject } from '../config/source.ts';
+import type { S3GetObject, S3ListObjects } from '../config/source.ts';
 
 /** Largest object read (registry entries are a few hundred bytes). */
 const MAX_BYTES = 64 * 1024;
@@ -39,5 +40,46 @@ export function objectTextReader(
       if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return undefined;
       throw err;
     }
+  };
+}
+
+/** Objects listed at most under one prefix (a registry holds one object per tenant). */
+const MAX_LISTED = 100_000;
+
+/**
+ * A lister of the objects under `s3://bucket/prefix/` (every page) or, when `allowLocal`, of the
+ * files of `file:///dir/` (not its subfolders). Resolves with their URIs.
+ */
+export function objectLister(
+  s3: S3ListObjects,
+  allowLocal: boolean,
+): (prefix: string) => Promise<string[]> {
+  return async (prefix) => {
+    if (prefix.startsWith('file://')) {
+      if (!allowLocal) {
+        throw new Error('file:// locations are for local runs only (ALLOW_LOCAL_FILES is off)');
+      }
+      const dir = fileURLToPath(prefix);
+      const files = await readdir(dir, { withFileTypes: true });
+      const base = prefix.endsWith('/') ? prefix : `${prefix}/`;
+      return files.filter((f) => f.isFile()).map((f) => new URL(f.name, base).href);
+    }
+    const match = /^s3:\/\/([^/]+)\/(.*)$/.exec(prefix);
+    if (!match) throw new Error('not an s3:// or file:// URI');
+    const [, bucket, keyPrefix] = match as unknown as [string, string, string];
+    const uris: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await s3({
+        Bucket: bucket,
+        Prefix: keyPrefix,
+        ...(token ? { ContinuationToken: token } : {}),
+      });
+      for (const object of page.Contents ?? []) {
+        if (object.Key !== undefined) uris.push(`s3://${bucket}/${object.Key}`);
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined && uris.length < MAX_LISTED);
+    return uris;
   };
 }

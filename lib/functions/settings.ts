@@ -4,6 +4,7 @@
  */
 import type { ConfigSourceOptions } from '../config/source.ts';
 import type { KubeClientOptions } from '../kube/index.ts';
+import { NAMESPACE_PATTERN } from '../tenancy/index.ts';
 import { FunctionSettingsError } from './errors.ts';
 import { DEFAULT_MAX_ROUNDS } from './host-apply.ts';
 import { DEFAULT_CONCURRENCY } from './sync-items.ts';
@@ -34,6 +35,11 @@ export interface FunctionSettings {
   markerKeys: string | undefined;
   /** `MARKER_DOMAIN`: marker domain of tenants whose entry sets none. */
   markerDomain: string | undefined;
+  /**
+   * `PROTECTED_NAMESPACES`: comma-separated host namespaces (exact names, `prefix*`) no tenant
+   * may reach, whatever its registry entry says.
+   */
+  protectedNamespaces: string[];
   /** `SYNC_CONCURRENCY`: keys processed at once per invocation. */
   concurrency: number;
   /** `SYNC_MAX_ROUNDS`: plan-and-write rounds per item before a contended key fails. */
@@ -68,6 +74,23 @@ function integer(env: Env, name: string, fallback: number, min: number): number 
 function text(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+/** A comma-separated list of namespace names and `prefix*` patterns. */
+function namespaceList(env: Env, name: string): string[] {
+  const items = (text(env, name) ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  for (const item of items) {
+    if (!NAMESPACE_PATTERN.test(item)) {
+      throw new FunctionSettingsError(
+        name,
+        `expected comma-separated namespace names or prefix* patterns; item ${items.indexOf(item) + 1} is neither`,
+      );
+    }
+  }
+  return items;
 }
 
 /** Reads and checks the settings. Throws {@link FunctionSettingsError} naming the variable. */
@@ -111,6 +134,7 @@ export function settingsFromEnv(env: Env = process.env): FunctionSettings {
     virtualClusterName: text(env, 'VIRTUAL_CLUSTER_NAME'),
     virtualClusterNamespace: text(env, 'VIRTUAL_CLUSTER_NAMESPACE'),
     markerDomain: text(env, 'MARKER_DOMAIN'),
+    protectedNamespaces: namespaceList(env, 'PROTECTED_NAMESPACES'),
     markerKeys: text(env, 'MARKER_KEYS'),
     concurrency: integer(env, 'SYNC_CONCURRENCY', DEFAULT_CONCURRENCY, 1),
     maxRounds: integer(env, 'SYNC_MAX_ROUNDS', DEFAULT_MAX_ROUNDS, 1),

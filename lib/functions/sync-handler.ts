@@ -200,10 +200,12 @@ async function handleEvent(
   }
   const event = parsed.event;
   const requestId = context.awsRequestId;
-  const tenant = admission.ok ? admission.entry.tenant : admission.claimedTenant;
+  // A refused event's tenant is only what the envelope claims: logged apart from proven ones.
+  const claimedTenant = admission.ok ? undefined : admission.claimedTenant;
   const fields = {
     ...(requestId ? { requestId } : {}),
-    ...(tenant ? { tenant } : {}),
+    ...(admission.ok ? { tenant: admission.entry.tenant } : {}),
+    ...(claimedTenant ? { claimedTenant } : {}),
     virtualCluster: `${event.virtualCluster.namespace}/${event.virtualCluster.name}`,
   };
   telemetry.invocation({ ...fields, items: event.items.length + parsed.rejectedItems.length });
@@ -234,8 +236,7 @@ async function handleEvent(
     telemetry.refused(refusal.code, { ...fields, reason: refusal.reason });
     results = invocation.failAll(refusal.reason, refusal.code, refusal.retryable);
   } else {
-    const entry = (admission as { entry: TenantEntry }).entry;
-    results = await syncEvent(parts, invocation, entry, context);
+    results = await syncEvent(parts, invocation, admission as AdmittedEvent, context);
   }
   const validIndexes = originalIndexes(
     parsed.rejectedItems.map((r) => r.index),
@@ -261,13 +262,17 @@ async function handleEvent(
   };
 }
 
+/** What the tenant gate says of an admitted event. */
+type AdmittedEvent = Extract<Awaited<ReturnType<TenantGate['admit']>>, { ok: true }>;
+
 /** The items of an admitted event: configuration, host session, then each item. */
 async function syncEvent(
   parts: HandlerParts,
   invocation: Invocation,
-  entry: TenantEntry,
+  admitted: AdmittedEvent,
   context: InvocationContext,
 ): Promise<ItemResult[]> {
+  const { entry } = admitted;
   const { event } = invocation;
   if (event.items.length === 0) return [];
   // On a cold start each of these is a round trip (the configuration from S3, the host
@@ -320,7 +325,8 @@ async function syncEvent(
       planner: parts.planner,
       identity: session.identity,
       config: config.config,
-      scope: { namespaces: entry.hostNamespaces, resources: entry.resources },
+      scope: { namespaces: admitted.reach, resources: entry.resources },
+      ...(admitted.issuedAt === undefined ? {} : { eventTime: admitted.issuedAt }),
       ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
       ...(config.note ? { note: config.note } : {}),
       onUnauthorized: () => parts.host.invalidate(),

@@ -2,7 +2,7 @@
  * The function's tenant gate, from its settings or for one tenant: a store registry with signed
  * events for many tenants, a registry of one (unsigned events unless keys are set) for one.
  */
-import { lazyS3Client, type S3SourceOptions } from '../config/source.ts';
+import { lazyS3Client, lazyS3Lister, type S3SourceOptions } from '../config/source.ts';
 import {
   namespaceScope,
   ReplayGuard,
@@ -12,7 +12,7 @@ import {
   type TenantEntry,
   TenantGate,
 } from '../tenancy/index.ts';
-import { objectTextReader } from './object-text.ts';
+import { objectLister, objectTextReader } from './object-text.ts';
 import { readSecretText } from './secret-text.ts';
 import type { FunctionSettings } from './settings.ts';
 
@@ -33,6 +33,8 @@ export interface SingleTenantSpec {
   allowLocalFiles?: boolean;
   /** Half-width of the replay window, in ms. */
   replayWindowMs?: number;
+  /** Host namespaces no tenant may reach (`PROTECTED_NAMESPACES`). */
+  protectedNamespaces?: readonly string[];
 }
 
 /** A gate for a function that serves exactly one tenant. */
@@ -53,6 +55,7 @@ export function singleTenant(spec: SingleTenantSpec): TenantGate {
     allowLocalFiles: allowLocal,
     replay: new ReplayGuard({ windowMs: spec.replayWindowMs }),
     ...(spec.markerDomain ? { defaultMarkerDomain: spec.markerDomain } : {}),
+    ...(spec.protectedNamespaces ? { protectedNamespaces: spec.protectedNamespaces } : {}),
   });
 }
 
@@ -65,6 +68,8 @@ export interface RegistryTenantsOptions {
   markerDomain?: string;
   replayWindowMs?: number;
   region?: string;
+  /** Host namespaces no tenant may reach (`PROTECTED_NAMESPACES`). */
+  protectedNamespaces?: readonly string[];
 }
 
 /** A gate over a tenant registry: many tenants, signed events only. */
@@ -75,6 +80,8 @@ export function registryTenants(options: RegistryTenantsOptions): TenantGate {
     objectTextReader(lazyS3Client(options.s3 ?? {}), allowLocal),
     (ref) =>
       readSecretText(ref, { allowLocal, ...(options.region ? { region: options.region } : {}) }),
+    {},
+    objectLister(lazyS3Lister(options.s3 ?? {}), allowLocal),
   );
   return new TenantGate({
     registry,
@@ -82,6 +89,7 @@ export function registryTenants(options: RegistryTenantsOptions): TenantGate {
     allowLocalFiles: allowLocal,
     replay: new ReplayGuard({ windowMs: options.replayWindowMs }),
     ...(options.markerDomain ? { defaultMarkerDomain: options.markerDomain } : {}),
+    ...(options.protectedNamespaces ? { protectedNamespaces: options.protectedNamespaces } : {}),
   });
 }
 
@@ -91,6 +99,7 @@ export function tenantGateFromSettings(settings: FunctionSettings): TenantGate {
     allowLocalFiles: settings.allowLocalFiles,
     replayWindowMs: settings.replayWindowMs,
     ...(settings.markerDomain ? { markerDomain: settings.markerDomain } : {}),
+    protectedNamespaces: settings.protectedNamespaces,
   };
   if (settings.tenantRegistry !== undefined) {
     return registryTenants({

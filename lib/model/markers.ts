@@ -33,6 +33,11 @@ export interface MarkerKeys {
   managedAnnotations: string;
   /** Annotation: JSON of the labels and annotations the last sync wrote (three-way merge base). */
   lastApplied: string;
+  /**
+   * Annotation: when the signed event the copy was last written from was signed (ms since the
+   * epoch); an older event never writes or deletes the copy (docs/security.md, "Replays").
+   */
+  eventTime: string;
   /** Label: name of the virtual cluster that owns the copy. */
   managedBy: string;
   /** Label: virtual namespace of the copied object. */
@@ -57,6 +62,7 @@ export function markerKeys(domain: string): MarkerKeys {
       importSignature: `${domain}/import-signature`,
       managedAnnotations: `${domain}/managed-annotations`,
       lastApplied: `${domain}/last-applied`,
+      eventTime: `${domain}/event-time`,
       managedBy: `${domain}/managed-by`,
       namespace: `${domain}/namespace`,
       controlledBy: `${domain}/controlled-by`,
@@ -78,6 +84,7 @@ export function isMarkerAnnotation(key: string, keys: MarkerKeys): boolean {
     key === keys.importSignature ||
     key === keys.managedAnnotations ||
     key === keys.lastApplied ||
+    key === keys.eventTime ||
     key === LEADER_ANNOTATION
   );
 }

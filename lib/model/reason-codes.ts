@@ -37,6 +37,7 @@ export const FAILURE_CODES = [
   'namespace-not-allowed',
   'conflict',
   'host-conflict',
+  'stale-event',
   'patch-failed',
   'reverse-patch-failed',
   'reference-denied',

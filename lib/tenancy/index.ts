@@ -2,11 +2,19 @@
  * Tenancy: who is calling the functions (signed events, the tenant registry) and what each
  * tenant may touch on the host. See docs/security.md.
  */
-export { type NamespaceScope, namespaceScope, patternsOverlap } from './namespace-scope.ts';
 export {
+  NAMESPACE_PATTERN,
+  type NamespaceScope,
+  namespaceScope,
+  patternsOverlap,
+} from './namespace-scope.ts';
+export {
+  indexOf,
+  type ListUris,
   type ReadSecret,
   type ReadText,
   type RegistryCacheOptions,
+  type RegistryIndex,
   RegistryUnavailableError,
   StaticTenantRegistry,
   StoreTenantRegistry,

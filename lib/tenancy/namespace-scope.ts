@@ -3,12 +3,20 @@
  * entry. Every host read and write the function makes for the tenant is checked against it.
  */
 
+/**
+ * A host namespace name or `prefix*` pattern, as a registry entry's `hostNamespaces` item
+ * (schema/tenant.schema.json) and the platform's protected namespaces are written.
+ */
+export const NAMESPACE_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$|^[a-z0-9][-a-z0-9]{0,61}\*$/;
+
 /** Which host namespaces one tenant may read and write. */
 export interface NamespaceScope {
   /** The patterns as written in the registry entry. */
   readonly patterns: readonly string[];
   /** True when `namespace` is one of the tenant's host namespaces. */
   allows(namespace: string): boolean;
+  /** Why `namespace` is not allowed, beyond "not in the entry's list", when there is more to say. */
+  denial?(namespace: string): string | undefined;
 }
 
 /** A scope over exact names and `prefix*` patterns. */

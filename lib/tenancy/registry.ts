@@ -2,15 +2,53 @@
  * The tenant registry: the platform operator's word on who each tenant is. One entry per tenant
  * at `<location><tenant>.yaml` (an `s3://bucket/prefix/` or, for local runs, a `file:///dir/`),
  * and each entry names where the tenant's signing keys are kept. Entries and keys are cached
- * for a short time, so removing an entry or a key takes effect within that time.
+ * for a short time, so removing an entry or a key takes effect within that time. The registry's
+ * index (every entry, listed) says what no single entry can: whose control plane a host
+ * namespace is, and whether two entries name the same signing keys.
  */
 
 import { OldestFirstMap } from '../model/index.ts';
 import { parseKeySet } from './signing-keys.ts';
-import { parseTenantEntry, TENANT_ID_PATTERN, type TenantEntry } from './tenant-entry.ts';
+import {
+  parseTenantEntry,
+  TENANT_ID_PATTERN,
+  type TenantEntry,
+  TenantEntryError,
+} from './tenant-entry.ts';
 
 /** Reads a text object; `undefined` when it does not exist. Throws when the store fails. */
 export type ReadText = (uri: string) => Promise<string | undefined>;
+
+/** The URIs of every object under a prefix URI (`s3://bucket/prefix/`, `file:///dir/`). Throws when the store fails. */
+export type ListUris = (prefix: string) => Promise<string[]>;
+
+/**
+ * What the registry says across its entries: the control-plane namespace of every tenant (its
+ * `virtualCluster.namespace`, where its API server's Service, Endpoints and kubeconfig Secret
+ * live) and the tenants naming each signing-keys reference.
+ */
+export interface RegistryIndex {
+  /** Host namespace -> the tenants whose virtual cluster runs there. */
+  readonly controlPlanes: ReadonlyMap<string, readonly string[]>;
+  /** Signing-keys reference -> the tenants whose entry names it. */
+  readonly keyHolders: ReadonlyMap<string, readonly string[]>;
+}
+
+/** The index of a list of entries. */
+export function indexOf(entries: Iterable<TenantEntry>): RegistryIndex {
+  const controlPlanes = new Map<string, string[]>();
+  const keyHolders = new Map<string, string[]>();
+  const add = (map: Map<string, string[]>, key: string, tenant: string) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [tenant]);
+    else if (!list.includes(tenant)) list.push(tenant);
+  };
+  for (const entry of entries) {
+    add(controlPlanes, entry.virtualCluster.namespace, entry.tenant);
+    if (entry.signingKeys !== undefined) add(keyHolders, entry.signingKeys, entry.tenant);
+  }
+  return { controlPlanes, keyHolders };
+}
 
 /** Reads a secret (`secretsmanager:`, `ssm:`, `file:`, `inline:`). Throws when it cannot. */
 export type ReadSecret = (ref: string) => Promise<string>;
@@ -26,6 +64,8 @@ export interface TenantRegistry {
    * every few seconds), for a key id not seen before: a rotation may have just added it.
    */
   signingKeys(entry: TenantEntry, refresh?: boolean): Promise<ReadonlyMap<string, Buffer>>;
+  /** Every entry's control plane and signing keys (cached). Throws {@link RegistryUnavailableError}. */
+  index(): Promise<RegistryIndex>;
 }
 
 /** The registry or a key store could not be read; asking again later can help. */
@@ -41,23 +81,51 @@ export interface RegistryCacheOptions {
   keyTtlMs?: number;
   /** Least time between two forced key refreshes, in ms. Default 5 000. */
   keyRefreshMs?: number;
+  /**
+   * How long keys read earlier keep verifying while the key store cannot be read, counted from
+   * when they were read, in ms. Past it every event of the tenant is refused
+   * (`registry-unavailable`, retryable). Default 120 000: twice the key cache time.
+   */
+  keyMaxAgeMs?: number;
+  /** First wait after a failed key read before the store is asked again, in ms (doubling up to 30 s). Default 1 000. */
+  keyBackoffMs?: number;
   /** Entries kept at most (least recently used dropped first). Default 10 000. */
   maxEntries?: number;
+  /** Unknown tenant ids remembered at most, apart from the entries. Default 10 000. */
+  maxMisses?: number;
+  /** How long the registry's index is trusted, in ms. Default: the entry cache time. */
+  indexTtlMs?: number;
+  /** Entries read at once while the index is built. Default 16. */
+  indexConcurrency?: number;
   now?: () => number;
 }
 
-/** Keys of entries, cached by where they are kept. */
+/** Longest wait between two reads of a failing key store, in ms. */
+const MAX_KEY_BACKOFF_MS = 30_000;
+
+/**
+ * Keys of entries, cached by where they are kept. While the key store fails, keys read less than
+ * `keyMaxAgeMs` ago keep serving (a short outage does not stop the sync) and the store is asked
+ * again only after a growing wait; past that age nothing verifies, so a key removed during an
+ * outage stops working within that bound.
+ */
 class KeyCache {
   readonly #readSecret: ReadSecret;
   readonly #ttlMs: number;
   readonly #refreshMs: number;
+  readonly #maxAgeMs: number;
+  readonly #backoffMs: number;
   readonly #now: () => number;
   readonly #keys = new OldestFirstMap<string, { keys: ReadonlyMap<string, Buffer>; at: number }>();
+  /** Per reference, after a failed read: when the store may be asked again, and the wait after the next failure. */
+  readonly #failing = new Map<string, { retryAt: number; nextWaitMs: number; cause: unknown }>();
 
   constructor(readSecret: ReadSecret, options: RegistryCacheOptions) {
     this.#readSecret = readSecret;
     this.#ttlMs = options.keyTtlMs ?? 60_000;
     this.#refreshMs = options.keyRefreshMs ?? 5_000;
+    this.#maxAgeMs = Math.max(options.keyMaxAgeMs ?? 2 * this.#ttlMs, this.#ttlMs);
+    this.#backoffMs = options.keyBackoffMs ?? 1_000;
     this.#now = options.now ?? Date.now;
   }
 
@@ -68,20 +136,40 @@ class KeyCache {
     const cached = this.#keys.get(ref);
     const age = cached ? now - cached.at : Number.POSITIVE_INFINITY;
     if (cached && age < this.#ttlMs && !(refresh && age >= this.#refreshMs)) return cached.keys;
+    const failing = this.#failing.get(ref);
+    if (failing && now < failing.retryAt) return this.#stale(entry, cached, age, failing.cause);
     let text: string;
     try {
       text = await this.#readSecret(ref);
     } catch (err) {
-      if (cached) return cached.keys;
-      throw new RegistryUnavailableError(
-        `the signing keys of tenant ${entry.tenant} cannot be read (${(err as Error).name}); check the entry's signingKeys and the function's access to it`,
-        { cause: err },
-      );
+      const wait = failing?.nextWaitMs ?? this.#backoffMs;
+      this.#failing.set(ref, {
+        retryAt: now + wait,
+        nextWaitMs: Math.min(wait * 2, MAX_KEY_BACKOFF_MS),
+        cause: err,
+      });
+      if (this.#failing.size > 10_000) this.#failing.delete(this.#failing.keys().next().value!);
+      return this.#stale(entry, cached, age, err);
     }
+    this.#failing.delete(ref);
     const keys = parseKeySet(text, `of tenant ${entry.tenant}`);
     this.#keys.set(ref, { keys, at: now });
     if (this.#keys.size > 10_000) this.#keys.shift();
     return keys;
+  }
+
+  /** Keys read earlier, while they are young enough to outlive a failing store; else the failure. */
+  #stale(
+    entry: TenantEntry,
+    cached: { keys: ReadonlyMap<string, Buffer> } | undefined,
+    age: number,
+    cause: unknown,
+  ): ReadonlyMap<string, Buffer> {
+    if (cached && age < this.#maxAgeMs) return cached.keys;
+    throw new RegistryUnavailableError(
+      `the signing keys of tenant ${entry.tenant} cannot be read (${(cause as Error)?.name ?? 'Error'})${cached ? ` and the copy read ${Math.round(age / 1000)} s ago is too old to trust` : ''}; check the entry's signingKeys and the function's access to it`,
+      { cause },
+    );
   }
 }
 
@@ -90,25 +178,45 @@ export class StoreTenantRegistry implements TenantRegistry {
   readonly description: string;
   readonly #prefix: string;
   readonly #readText: ReadText;
+  readonly #listUris: ListUris | undefined;
   readonly #keys: KeyCache;
   readonly #ttlMs: number;
   readonly #maxEntries: number;
+  readonly #maxMisses: number;
+  readonly #indexTtlMs: number;
+  readonly #indexConcurrency: number;
   readonly #now: () => number;
-  readonly #entries = new OldestFirstMap<string, { entry: TenantEntry | undefined; at: number }>();
+  readonly #entries = new OldestFirstMap<string, { entry: TenantEntry; at: number }>();
+  /**
+   * Ids with no entry, apart from the entries: a stream of made-up ids (each a read of the store
+   * before any signature is checked) then costs one read per id per cache time and never pushes
+   * a real tenant's entry out.
+   */
+  readonly #misses = new OldestFirstMap<string, number>();
+  #index: { index: Promise<RegistryIndex>; at: number } | undefined;
 
-  /** `location` is `s3://bucket/prefix/` or `file:///dir/`; a missing trailing `/` is added. */
+  /**
+   * `location` is `s3://bucket/prefix/` or `file:///dir/`; a missing trailing `/` is added.
+   * `listUris` lists the entries for the registry's {@link index}; without it the index cannot
+   * be built and every event is refused as `registry-unavailable`.
+   */
   constructor(
     location: string,
     readText: ReadText,
     readSecret: ReadSecret,
     options: RegistryCacheOptions = {},
+    listUris?: ListUris,
   ) {
     this.#prefix = location.endsWith('/') ? location : `${location}/`;
     this.description = this.#prefix;
     this.#readText = readText;
+    this.#listUris = listUris;
     this.#keys = new KeyCache(readSecret, options);
     this.#ttlMs = options.entryTtlMs ?? 30_000;
     this.#maxEntries = options.maxEntries ?? 10_000;
+    this.#maxMisses = options.maxMisses ?? 10_000;
+    this.#indexTtlMs = options.indexTtlMs ?? this.#ttlMs;
+    this.#indexConcurrency = options.indexConcurrency ?? 16;
     this.#now = options.now ?? Date.now;
   }
 
@@ -127,6 +235,8 @@ export class StoreTenantRegistry implements TenantRegistry {
       this.#entries.set(tenant, cached);
       return cached.entry;
     }
+    const missed = this.#misses.get(tenant);
+    if (missed !== undefined && now - missed < this.#ttlMs) return undefined;
     const uri = this.entryUri(tenant);
     let text: string | undefined;
     try {
@@ -137,8 +247,14 @@ export class StoreTenantRegistry implements TenantRegistry {
         { cause: err },
       );
     }
-    const entry = text === undefined ? undefined : parseTenantEntry(text, uri, tenant);
     this.#entries.delete(tenant);
+    this.#misses.delete(tenant);
+    if (text === undefined) {
+      this.#misses.set(tenant, now);
+      if (this.#misses.size > this.#maxMisses) this.#misses.shift();
+      return undefined;
+    }
+    const entry = parseTenantEntry(text, uri, tenant);
     this.#entries.set(tenant, { entry, at: now });
     if (this.#entries.size > this.#maxEntries) this.#entries.shift();
     return entry;
@@ -146,6 +262,57 @@ export class StoreTenantRegistry implements TenantRegistry {
 
   signingKeys(entry: TenantEntry, refresh = false): Promise<ReadonlyMap<string, Buffer>> {
     return this.#keys.get(entry, refresh);
+  }
+
+  /**
+   * Lists the registry and reads every entry (through the entry cache), at most once per
+   * `indexTtlMs`; concurrent callers share one build. An entry that does not parse is left out:
+   * its tenant's events are refused anyway, and `endpoint-sync tenants check` reports it.
+   */
+  index(): Promise<RegistryIndex> {
+    const now = this.#now();
+    if (this.#index && now - this.#index.at < this.#indexTtlMs) return this.#index.index;
+    const built = this.#buildIndex();
+    this.#index = { index: built, at: now };
+    built.catch(() => {
+      if (this.#index?.index === built) this.#index = undefined;
+    });
+    return built;
+  }
+
+  async #buildIndex(): Promise<RegistryIndex> {
+    if (this.#listUris === undefined) {
+      throw new RegistryUnavailableError(
+        `the tenant registry ${this.#prefix} cannot be listed by this function; it needs every entry to know the tenants' control planes and keys`,
+      );
+    }
+    let uris: string[];
+    try {
+      uris = await this.#listUris(this.#prefix);
+    } catch (err) {
+      throw new RegistryUnavailableError(
+        `the tenant registry ${this.#prefix} cannot be listed (${(err as Error).name}); check TENANT_REGISTRY and the function's s3:ListBucket on its prefix`,
+        { cause: err },
+      );
+    }
+    const ids = uris
+      .filter((uri) => uri.startsWith(this.#prefix) && uri.endsWith('.yaml'))
+      .map((uri) => uri.slice(this.#prefix.length, -'.yaml'.length))
+      .filter((id) => TENANT_ID_PATTERN.test(id));
+    const entries: TenantEntry[] = [];
+    for (let i = 0; i < ids.length; i += this.#indexConcurrency) {
+      const batch = ids.slice(i, i + this.#indexConcurrency);
+      const read = await Promise.all(
+        batch.map((id) =>
+          this.entry(id).catch((err: unknown) => {
+            if (err instanceof TenantEntryError) return undefined;
+            throw err;
+          }),
+        ),
+      );
+      for (const entry of read) if (entry !== undefined) entries.push(entry);
+    }
+    return indexOf(entries);
   }
 }
 
@@ -168,6 +335,10 @@ export class StaticTenantRegistry implements TenantRegistry {
 
   async entry(tenant: string): Promise<TenantEntry | undefined> {
     return tenant === this.#entry.tenant ? this.#entry : undefined;
+  }
+
+  async index(): Promise<RegistryIndex> {
+    return indexOf([this.#entry]);
   }
 
   signingKeys(entry: TenantEntry, refresh = false): Promise<ReadonlyMap<string, Buffer>> {

@@ -9,7 +9,13 @@
 import { ContractError } from '../contract/errors.ts';
 import type { SyncEvent } from '../contract/event.ts';
 import { DEFAULT_MARKER_DOMAIN } from '../naming/marker-domain.ts';
-import { RegistryUnavailableError, StaticTenantRegistry, type TenantRegistry } from './registry.ts';
+import { type NamespaceScope, namespaceScope } from './namespace-scope.ts';
+import {
+  type RegistryIndex,
+  RegistryUnavailableError,
+  StaticTenantRegistry,
+  type TenantRegistry,
+} from './registry.ts';
 import { ReplayGuard } from './replay-guard.ts';
 import {
   isSignedEvent,
@@ -43,9 +49,21 @@ export interface Refusal {
   retryable: boolean;
 }
 
-/** Outcome of {@link TenantGate.admit}. `event` is the (still unvalidated) event object. */
+/**
+ * Outcome of {@link TenantGate.admit}. `event` is the (still unvalidated) event object. An
+ * admitted event carries the host namespaces its tenant may reach now ({@link TenantGate.reachOf})
+ * and, when it was signed, the time it was signed at (host copies record it: see
+ * docs/security.md, "Replays").
+ */
 export type Admission =
-  | { ok: true; entry: TenantEntry; event: unknown; keyId?: string }
+  | {
+      ok: true;
+      entry: TenantEntry;
+      event: unknown;
+      reach: NamespaceScope;
+      keyId?: string;
+      issuedAt?: number;
+    }
   | { ok: false; refusal: Refusal; event: unknown; claimedTenant?: string };
 
 /** Options of {@link TenantGate}. */
@@ -58,6 +76,11 @@ export interface TenantGateOptions {
   allowLocalFiles?: boolean;
   /** Marker domain of entries that set none. */
   defaultMarkerDomain?: string;
+  /**
+   * Host namespaces no tenant may reach, whatever its entry says (exact names and `prefix*`
+   * patterns; the platform's `PROTECTED_NAMESPACES`).
+   */
+  protectedNamespaces?: readonly string[];
 }
 
 /** Establishes the caller of each event. */
@@ -67,6 +90,7 @@ export class TenantGate {
   readonly #replay: ReplayGuard;
   readonly #allowLocalFiles: boolean;
   readonly #defaultMarkerDomain: string;
+  readonly #protected: NamespaceScope;
 
   constructor(options: TenantGateOptions) {
     this.registry = options.registry;
@@ -74,6 +98,37 @@ export class TenantGate {
     this.#replay = options.replay ?? new ReplayGuard();
     this.#allowLocalFiles = options.allowLocalFiles ?? false;
     this.#defaultMarkerDomain = options.defaultMarkerDomain ?? DEFAULT_MARKER_DOMAIN;
+    this.#protected = namespaceScope(options.protectedNamespaces ?? []);
+  }
+
+  /**
+   * The host namespaces `entry`'s tenant may reach: its entry's `hostNamespaces`, less every
+   * other tenant's control-plane namespace (a pattern like `shared-*` must never reach the
+   * namespace where another virtual cluster's API server and kubeconfig live) and the platform's
+   * protected namespaces. `denial` says why a namespace is out of reach.
+   */
+  reachOf(entry: TenantEntry, index: RegistryIndex): NamespaceScope {
+    const own = entry.hostNamespaces;
+    const guarded = this.#protected;
+    const otherControlPlane = (namespace: string) =>
+      index.controlPlanes.get(namespace)?.find((tenant) => tenant !== entry.tenant);
+    return {
+      patterns: own.patterns,
+      allows: (namespace) =>
+        own.allows(namespace) &&
+        !guarded.allows(namespace) &&
+        otherControlPlane(namespace) === undefined,
+      denial: (namespace) => {
+        const other = otherControlPlane(namespace);
+        if (other !== undefined) {
+          return `host namespace ${namespace} holds the control plane of tenant ${other}'s virtual cluster, which no other tenant may reach (the platform operator narrows this tenant's hostNamespaces)`;
+        }
+        if (guarded.allows(namespace)) {
+          return `host namespace ${namespace} is one the platform protects from every tenant (PROTECTED_NAMESPACES)`;
+        }
+        return own.denial?.(namespace);
+      },
+    };
   }
 
   /** The marker domain of a tenant. */
@@ -115,6 +170,7 @@ export class TenantGate {
     }
     let entry: TenantEntry | undefined;
     let keys: ReadonlyMap<string, Buffer>;
+    let index: RegistryIndex;
     try {
       entry = await this.registry.entry(envelope.tenant);
       if (entry === undefined) {
@@ -124,6 +180,7 @@ export class TenantGate {
           false,
         );
       }
+      index = await this.registry.index();
       keys = await this.registry.signingKeys(entry);
       if (!keys.has(envelope.keyId)) keys = await this.registry.signingKeys(entry, true);
     } catch (err) {
@@ -144,6 +201,15 @@ export class TenantGate {
         false,
       );
     }
+    const sharing = sharedKeys(entry, index);
+    if (sharing !== undefined) {
+      // Either tenant's forwarder could sign as the other: neither is believed until it is fixed.
+      return refuse(
+        'registry-invalid',
+        `the registry entries of tenants ${sharing.join(' and ')} name the same signing keys, so each could sign as the other; the platform operator must give each tenant keys of its own`,
+        true,
+      );
+    }
     const verdict = this.#replay.check(envelope.tenant, envelope.nonce, envelope.issuedAt);
     if (verdict === 'expired') {
       return refuse(
@@ -159,7 +225,14 @@ export class TenantGate {
         false,
       );
     }
-    return { ok: true, entry, event, keyId: envelope.keyId };
+    return {
+      ok: true,
+      entry,
+      event,
+      reach: this.reachOf(entry, index),
+      keyId: envelope.keyId,
+      issuedAt: envelope.issuedAt,
+    };
   }
 
   /**
@@ -200,7 +273,7 @@ export class TenantGate {
     return undefined;
   }
 
-  #unsigned(input: unknown): Admission {
+  async #unsigned(input: unknown): Promise<Admission> {
     const registry = this.registry;
     if (this.requireSignature || !(registry instanceof StaticTenantRegistry)) {
       return {
@@ -214,7 +287,8 @@ export class TenantGate {
         event: input,
       };
     }
-    return { ok: true, entry: registry.only, event: input };
+    const entry = registry.only;
+    return { ok: true, entry, event: input, reach: this.reachOf(entry, await registry.index()) };
   }
 
   #registryFailure(
@@ -229,6 +303,14 @@ export class TenantGate {
     }
     throw err;
   }
+}
+
+/** The tenants (two or more) whose entries name the signing keys `entry` names, if any do. */
+function sharedKeys(entry: TenantEntry, index: RegistryIndex): string[] | undefined {
+  if (entry.signingKeys === undefined) return undefined;
+  const holders = index.keyHolders.get(entry.signingKeys) ?? [];
+  const others = holders.filter((tenant) => tenant !== entry.tenant);
+  return others.length > 0 ? [entry.tenant, ...others] : undefined;
 }
 
 /** The event inside an envelope; unreadable JSON makes the whole payload unusable. */

@@ -14,6 +14,7 @@ interface Statement {
   Effect: string;
   Action: string | string[];
   Resource: unknown;
+  Condition?: Record<string, Record<string, string>>;
 }
 
 interface Printed {
@@ -70,24 +71,33 @@ function actions(s: Statement): string[] {
 
 describe('the function role (serverless.yml)', () => {
   it.each([
-    ['one tenant', [], [`${S3_ARN}config.yaml`]],
+    ['one tenant', [], [`${S3_ARN}config.yaml`], 'config.yaml'],
     [
       'many tenants',
       ['tenantRegistry=s3://endpoint-sync-config/tenants/', 'tenantObjects=tenants/*'],
       [`${S3_ARN}tenants/*`],
+      'tenants/*',
     ],
   ])(
     'grants only reads of named objects and secrets (%s)',
-    async (_mode, params, objects) => {
+    async (_mode, params, objects, listPrefix) => {
       const list = await statements(params as string[]);
       expect(list.every((s) => s.Effect === 'Allow')).toBe(true);
       const granted = list.flatMap(actions).sort();
       expect(granted).toEqual([
         's3:GetObject',
+        's3:ListBucket',
         'secretsmanager:GetSecretValue',
         'secretsmanager:GetSecretValue',
       ]);
+      // Listing: the config bucket, only under the registry's prefix (the entries, nothing else).
+      const listing = list.filter((s) => actions(s).includes('s3:ListBucket'));
+      expect(listing).toHaveLength(1);
+      expect(actions(listing[0]!)).toEqual(['s3:ListBucket']);
+      expect(flatten(listing[0]!.Resource)).toEqual([S3_ARN.slice(0, -1)]);
+      expect(listing[0]!.Condition).toEqual({ StringLike: { 's3:prefix': listPrefix } });
       for (const s of list) {
+        if (actions(s).includes('s3:ListBucket')) continue;
         for (const r of flatten(s.Resource)) {
           expect(r).not.toBe('*');
           // The partition comes from the stack (aws, aws-cn, aws-us-gov), never written down.

@@ -429,6 +429,10 @@ function functionNeeded(): Set<string> {
     if (!r) throw new Error(`tenant resource ${plural} has no row in RESOURCES`);
     for (const v of verbs) out.add(key('host', 'namespace', r.group, r.plural, v));
   }
+  // The host Service of a copy is read before a take-over or a slice's first create.
+  if (/\bclient\s*\.\s*get\s*\(\s*RESOURCES\.services\b/.test(text)) {
+    out.add(key('host', 'namespace', '', 'services', 'get'));
+  }
   return out;
 }
 

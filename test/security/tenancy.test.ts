@@ -10,24 +10,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../lib/cli/main.ts';
 import { type SyncEventV2, upgradeItem } from '../../lib/contract/index.ts';
 import { registryTenants, singleTenant } from '../../lib/functions/index.ts';
 import { inProcessPlanner, type Planner } from '../../lib/functions/planner/index.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
 import type { ObjectStore } from '../../lib/local/objectstore.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
 import { createNativeEngine } from '../../lib/patches/expression/index.ts';
 import {
   generateSigningKey,
   namespaceScope,
   parseForwarderKey,
   parseKeySet,
+  parseTenantEntry,
   patternsOverlap,
+  RegistryUnavailableError,
   ReplayGuard,
   type SignedEvent,
   type SigningKey,
+  StoreTenantRegistry,
   signEvent,
   verifySignature,
 } from '../../lib/tenancy/index.ts';
+import { bufferIO } from '../cli/buffer-io.ts';
 import {
   BASIC_CONFIG,
   BUCKET,
@@ -35,9 +41,11 @@ import {
   endpoints,
   event,
   HOST_NS,
+  hostName as hostNameOf,
   hostVersions,
   item,
   type Stack,
+  service,
   startStack,
   VC,
 } from '../functions/harness.ts';
@@ -80,12 +88,13 @@ function entry(t: Tenant, over: Record<string, unknown> = {}): string {
 }
 
 /** A gate over the registry `tenants/` in the stack's local S3. */
-function registryOf(allowLocalFiles = true) {
+function registryOf(allowLocalFiles = true, options: { protectedNamespaces?: string[] } = {}) {
   return (store: ObjectStore) =>
     registryTenants({
       location: store.uri(BUCKET, 'tenants/'),
       s3: { client: store.client() },
       allowLocalFiles,
+      ...options,
     });
 }
 
@@ -579,5 +588,352 @@ describe('single tenant spec', () => {
     expect(await gate.registry.entry(VC)).toBeDefined();
     expect(await gate.registry.entry('other')).toBeUndefined();
     expect(await gate.registry.entry('__proto__')).toBeUndefined();
+  });
+});
+
+/*
+ * Round three (issue 32): what a tenant could still reach through the registry, the host's own
+ * objects, the key store's failures and replays to another instance.
+ */
+
+const SHARED = 'shared-team-b';
+
+/** A's configuration in multi-namespace mode: virtual `default` lands in `hostNamespace`. */
+function mappedConfig(hostNamespace: string): string {
+  return `sync:\n  toHost:\n    namespaces:\n      enabled: true\n      mappings:\n        byName:\n          default: ${hostNamespace}\n`;
+}
+
+/** Host Endpoints the endpoints controller made (its managed-by label), at `namespace/name`. */
+function controllerEndpoints(namespace: string, name: string, ip: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: {
+      name,
+      namespace,
+      labels: { 'endpoints.kubernetes.io/managed-by': 'endpoint-controller' },
+    },
+    subsets: [{ addresses: [{ ip }], ports: [{ port: 443, protocol: 'TCP' }] }],
+  };
+}
+
+/** A host Service at `namespace/name`, with a selector or without one. */
+function hostService(namespace: string, name: string, selector?: Record<string, string>) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace },
+    spec: { ports: [{ port: 443 }], ...(selector ? { selector } : {}) },
+  };
+}
+
+function ipOf(object: KubeObject | undefined): unknown {
+  const subsets = object?.['subsets'] as { addresses: { ip: string }[] }[] | undefined;
+  return subsets?.[0]?.addresses[0]?.ip;
+}
+
+describe("round three: another tenant's control plane", () => {
+  /** B's virtual cluster runs in `shared-team-b`; A may use `shared-*` and maps `default` there. */
+  async function coveredStack(
+    options: Parameters<typeof registryOf>[1] = {},
+    aNamespaces = [HOST_NS, 'shared-*'],
+    target = SHARED,
+  ): Promise<Stack> {
+    stack = await startStack({ tenants: registryOf(true, options) });
+    const s = stack;
+    await s.store.put(BUCKET, `tenants/${A.id}.yaml`, entry(A, { hostNamespaces: aNamespaces }));
+    await s.store.put(
+      BUCKET,
+      `tenants/${B.id}.yaml`,
+      entry(B, {
+        virtualCluster: { name: B.id, namespace: SHARED },
+        hostNamespaces: ['team-b-*'],
+      }),
+    );
+    await s.store.put(BUCKET, CONFIG_KEY, mappedConfig(target));
+    await s.hostCluster.create('namespaces', undefined, { metadata: { name: target } });
+    // B's API-server Endpoints and Service, as its control plane keeps them.
+    await s.hostCluster.create('services', target, hostService(target, 'team-b'));
+    await s.hostCluster.create(
+      'endpoints',
+      target,
+      controllerEndpoints(target, 'team-b', '10.9.9.9'),
+    );
+    return s;
+  }
+
+  const takeover = () => event([item('a', 'team-b', endpoints('team-b', { ip: '10.6.6.6' }))]);
+
+  it("refuses to take over, rewrite or delete B's API-server Endpoints through A's pattern", async () => {
+    const s = await coveredStack();
+    const before = await s.hostCluster.get('endpoints', SHARED, 'team-b');
+    const result = await s.invoke(sealed(takeover(), A.key));
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'namespace-not-allowed',
+      retryable: false,
+    });
+    expect(result.results[0]!.reason).toContain('control plane');
+    const after = await s.hostCluster.get('endpoints', SHARED, 'team-b');
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(ipOf(after)).toBe('10.9.9.9');
+    const gone = sealed(event([item('b', 'team-b', null)]), A.key);
+    expect((await s.invoke(gone)).results[0]!.reasonCode).toBe('namespace-not-allowed');
+    expect(await s.hostCluster.peek('endpoints', SHARED, 'team-b')).toBeDefined();
+  });
+
+  it('refuses a namespace of the platform list, whatever the entry says', async () => {
+    const s = await coveredStack(
+      { protectedNamespaces: ['platform-*'] },
+      [HOST_NS, 'platform-ingress'],
+      'platform-ingress',
+    );
+    const result = await s.invoke(sealed(takeover(), A.key));
+    expect(result.results[0]).toMatchObject({
+      status: 'failed',
+      reasonCode: 'namespace-not-allowed',
+    });
+    expect(ipOf(await s.hostCluster.get('endpoints', 'platform-ingress', 'team-b'))).toBe(
+      '10.9.9.9',
+    );
+  });
+
+  it('tenants check reports a host namespace pattern covering another tenant control plane', async () => {
+    const io = bufferIO({
+      'a.yaml': entry(A, { hostNamespaces: [HOST_NS, 'shared-*'] }),
+      'b.yaml': entry(B, {
+        virtualCluster: { name: B.id, namespace: SHARED },
+        hostNamespaces: ['team-b-*'],
+      }),
+    });
+    expect(await main(['tenants', 'check', 'a.yaml', 'b.yaml'], io)).toBe(1);
+    expect(io.err).toContain(`shared-* (${A.id}) covers ${SHARED}`);
+    const platform = bufferIO({ 'a.yaml': entry(A, { hostNamespaces: [HOST_NS, 'ingress'] }) });
+    expect(
+      await main(
+        ['tenants', 'check', '--protected-namespaces', 'ingress,kube-*', 'a.yaml'],
+        platform,
+      ),
+    ).toBe(1);
+    expect(platform.err).toContain('ingress');
+  });
+});
+
+describe('round three: take-overs and first slices read the host Service', () => {
+  const copy = hostNameOf('db');
+
+  async function withHost(service: ReturnType<typeof hostService> | undefined): Promise<Stack> {
+    stack = await startStack();
+    if (service) await stack.hostCluster.create('services', HOST_NS, service);
+    await stack.hostCluster.create(
+      'endpoints',
+      HOST_NS,
+      controllerEndpoints(HOST_NS, copy, '10.9.9.9'),
+    );
+    return stack;
+  }
+
+  it.each([
+    ['has a selector', hostService(HOST_NS, copy, { app: 'db' })],
+    ['does not exist', undefined],
+  ])(
+    'refuses to take over controller-made Endpoints when the host Service %s, the forwarder claiming otherwise',
+    async (_what, service) => {
+      const s = await withHost(service);
+      const before = await hostVersions(s);
+      const result = await s.invoke(one());
+      expect(result.results[0]).toMatchObject({ status: 'failed', reasonCode: 'conflict' });
+      expect(result.results[0]!.reason).toContain('host Service');
+      expect(await hostVersions(s)).toEqual(before);
+      expect(ipOf(await s.hostCluster.get('endpoints', HOST_NS, copy))).toBe('10.9.9.9');
+    },
+  );
+
+  it('takes over when the host Service exists without a selector', async () => {
+    const s = await withHost(hostService(HOST_NS, copy));
+    const result = await s.invoke(one());
+    expect(result.results[0]).toMatchObject({ status: 'applied', reasonCode: 'taken-over' });
+  });
+
+  it("refuses a slice's first create for a host Service with a selector", async () => {
+    stack = await startStack();
+    await stack.hostCluster.create('services', HOST_NS, hostService(HOST_NS, copy, { app: 'db' }));
+    const slice = {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: 'db-abc',
+        namespace: 'default',
+        uid: 'slice-uid',
+        labels: { 'kubernetes.io/service-name': 'db' },
+      },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.6.6.6'], conditions: { ready: true } }],
+      ports: [{ name: 'sql', port: 5432, protocol: 'TCP' }],
+    };
+    const result = await stack.invoke({
+      version: 2,
+      virtualCluster: { name: VC, namespace: HOST_NS },
+      items: [
+        {
+          id: 's',
+          direction: 'toHost',
+          key: { resource: 'endpointslices', namespace: 'default', name: 'db-abc' },
+          virtualObject: slice,
+          companions: [
+            {
+              key: { resource: 'services', namespace: 'default', name: 'db' },
+              object: service('db'),
+            },
+          ],
+        },
+      ],
+    });
+    expect(result.results[0]).toMatchObject({
+      status: 'skipped',
+      reasonCode: 'service-has-selector',
+      hostWrites: [],
+    });
+    expect(await stack.hostCluster.list('endpointslices', HOST_NS)).toEqual([]);
+  });
+});
+
+describe('round three: signing keys', () => {
+  it('refuses both tenants when two registry entries name the same signing keys', async () => {
+    const shared = `inline:${JSON.stringify(A.keysJson)}`;
+    const s = await registryStack({ [B.id]: entry(B, { signingKeys: shared }) });
+    const forged = sealed(
+      { ...one(), virtualCluster: { name: A.id, namespace: HOST_NS } },
+      { ...A.key, tenant: A.id },
+    );
+    await expectRefused(s, forged, 'registry-invalid');
+    const bOwn = sealed(
+      { ...one(), virtualCluster: { name: B.id, namespace: `${B.id}-host` } },
+      { ...A.key, tenant: B.id },
+    );
+    const r = (await s.invoke(bOwn)).results[0]!;
+    expect(r).toMatchObject({ status: 'failed', reasonCode: 'registry-invalid' });
+    expect(r.reason).toContain('same signing keys');
+    expect(r.reason).not.toContain(A.keysJson['k1']!);
+  });
+
+  it('tenants check reports two entries naming the same signing keys', async () => {
+    const io = bufferIO({
+      'a.yaml': entry(A, { signingKeys: 'secretsmanager:endpoint-sync/tenants/shared' }),
+      'b.yaml': entry(B, { signingKeys: 'secretsmanager:endpoint-sync/tenants/shared' }),
+    });
+    expect(await main(['tenants', 'check', 'a.yaml', 'b.yaml'], io)).toBe(1);
+    expect(io.err).toContain('same signing keys');
+  });
+
+  it('stops trusting cached keys past a bound while the key store fails, and backs off', async () => {
+    let now = 1_000_000;
+    let failing = false;
+    let reads = 0;
+    const registry = new StoreTenantRegistry(
+      'file:///registry/',
+      async () => undefined,
+      async () => {
+        reads++;
+        if (failing) throw new Error('store down');
+        return JSON.stringify(A.keysJson);
+      },
+      { now: () => now },
+    );
+    const a = parseTenantEntry(entry(A), 'a.yaml');
+    expect((await registry.signingKeys(a)).has('k1')).toBe(true);
+    failing = true;
+    now += 61_000; // past the cache time: the store is asked, fails, the keys still serve
+    expect((await registry.signingKeys(a)).has('k1')).toBe(true);
+    const afterFailure = reads;
+    for (let i = 0; i < 50; i++) await registry.signingKeys(a);
+    expect(reads - afterFailure).toBeLessThanOrEqual(1); // backed off, not 50 reads
+    now += 3_600_000; // an hour later the removed key must not verify any more
+    await expect(registry.signingKeys(a)).rejects.toBeInstanceOf(RegistryUnavailableError);
+    failing = false;
+    now += 60_000;
+    expect((await registry.signingKeys(a)).has('k1')).toBe(true);
+  });
+});
+
+describe('round three: replays to another instance or after a restart', () => {
+  it('refuses an older signed event for a copy a newer one wrote: no rollback, no delete', async () => {
+    const s = await registryStack();
+    const now = Date.now();
+    const older = sealed(
+      event([item('a', 'db', endpoints('db', { ip: '10.0.0.1' }))]),
+      A.key,
+      now - 60_000,
+    );
+    const newer = sealed(event([item('a', 'db', endpoints('db', { ip: '10.0.0.2' }))]), A.key, now);
+    expect((await s.invoke(newer)).results[0]!.status).toBe('applied');
+    const before = await hostVersions(s);
+    const rollback = (await s.invoke(older)).results[0]!;
+    expect(rollback).toMatchObject({ status: 'failed', reasonCode: 'stale-event', hostWrites: [] });
+    const deletion = sealed(event([item('b', 'db', null)]), A.key, now - 30_000);
+    expect((await s.invoke(deletion)).results[0]!.reasonCode).toBe('stale-event');
+    expect(await hostVersions(s)).toEqual(before);
+    expect(ipOf(await s.hostCluster.get('endpoints', HOST_NS, hostNameOf('db')))).toBe('10.0.0.2');
+    // A later event still applies (and a later deletion deletes).
+    const later = sealed(event([item('c', 'db', null)]), A.key, now + 1_000);
+    expect((await s.invoke(later)).results[0]!.status).toBe('applied');
+  });
+});
+
+describe('round three: nonces, unknown tenants and the claimed tenant', () => {
+  it("one tenant's traffic never evicts another tenant's nonces", () => {
+    const now = 1_000_000;
+    const guard = new ReplayGuard({ windowMs: 60_000, maxNonces: 10, now: () => now });
+    expect(guard.check('a', 'n0', now)).toBe('fresh');
+    for (let i = 0; i < 50; i++) guard.check('b', `n${i}`, now);
+    expect(guard.check('a', 'n0', now)).toBe('replayed');
+  });
+
+  it('unknown tenant ids are cached apart and never evict known entries', async () => {
+    const reads: string[] = [];
+    const registry = new StoreTenantRegistry(
+      'file:///registry/',
+      async (uri) => {
+        reads.push(uri);
+        return uri.endsWith(`/${A.id}.yaml`) ? entry(A) : undefined;
+      },
+      async () => JSON.stringify(A.keysJson),
+      { maxEntries: 5 },
+    );
+    expect(await registry.entry(A.id)).toBeDefined();
+    for (let i = 0; i < 20; i++) expect(await registry.entry(`stranger-${i}`)).toBeUndefined();
+    expect(await registry.entry(A.id)).toBeDefined();
+    expect(reads.filter((u) => u.endsWith(`/${A.id}.yaml`))).toHaveLength(1);
+    const count = reads.length;
+    await registry.entry('stranger-19');
+    expect(reads).toHaveLength(count);
+  });
+
+  it('logs an unproven tenant as claimedTenant, never as tenant', async () => {
+    const lines: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    const writeErr = process.stderr.write.bind(process.stderr);
+    const capture = ((chunk: string) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write;
+    process.stdout.write = capture;
+    process.stderr.write = capture;
+    try {
+      const s = await registryStack({}, { telemetry: { logLevel: 'INFO', metrics: false } });
+      await s.invoke(sealed(one(), { ...B.key, tenant: A.id }));
+    } finally {
+      process.stdout.write = write;
+      process.stderr.write = writeErr;
+    }
+    const refused = lines
+      .flatMap((l) => l.split('\n'))
+      .filter((l) => l.includes('event refused'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const line of refused) {
+      expect(line['claimedTenant']).toBe(A.id);
+      expect(line['tenant']).toBeUndefined();
+    }
   });
 });

@@ -1,12 +1,16 @@
 /**
  * `endpoint-sync tenants keygen|check`: the platform operator's tools for the tenant registry.
  * `keygen` makes a signing key in both files' shapes; `check` validates registry entries and
- * refuses two tenants whose host namespaces overlap (they could write into each other's).
+ * refuses two tenants whose host namespaces overlap (they could write into each other's), a
+ * tenant whose host namespaces cover another tenant's control plane or a protected namespace,
+ * and two entries naming the same signing keys (each could sign as the other).
  */
 import { writeFile } from 'node:fs/promises';
 import {
   generateSigningKey,
   KEY_ID_PATTERN,
+  NAMESPACE_PATTERN,
+  namespaceScope,
   parseTenantEntry,
   patternsOverlap,
   TENANT_ID_PATTERN,
@@ -15,7 +19,7 @@ import {
 import { type Command, UsageError } from '../command.ts';
 
 const usage = `Usage: endpoint-sync tenants keygen --tenant ID --key-id ID --out PREFIX
-       endpoint-sync tenants check ENTRY.yaml [ENTRY.yaml ...]
+       endpoint-sync tenants check [--protected-namespaces NS,...] ENTRY.yaml [ENTRY.yaml ...]
 
 keygen  makes a new random signing key (32 bytes) and writes PREFIX.forwarder.json (for the
         tenant's forwarder: {"tenant","keyId","key"}, mounted from a Secret) and
@@ -24,12 +28,18 @@ keygen  makes a new random signing key (32 bytes) and writes PREFIX.forwarder.js
         The files are created with mode 0600 and never overwritten.
 check   validates tenant registry entries (schema/tenant.schema.json) and checks that no two
         tenants share a virtual cluster name or a host namespace (exact names and prefix* patterns
-        that could match one name). Exit 1 on any problem.
+        that could match one name), that no tenant's host namespaces cover another tenant's
+        control plane (its virtualCluster.namespace, where its API server's Service, Endpoints and
+        kubeconfig Secret live) or a protected namespace, and that no two entries name the same
+        signing keys. Give it every entry of the registry. Exit 1 on any problem.
 
 Flags:
   --tenant ID     the tenant id (a DNS label), keygen
   --key-id ID     the key id (1-64 of A-Z a-z 0-9 . _ -), keygen; e.g. the month: 2026-11
   --out PREFIX    where keygen writes its two files
+  --protected-namespaces NS,...
+                  check: namespaces (names, prefix*) no tenant may reach, the function's
+                  PROTECTED_NAMESPACES
   -h, --help      show this help
 
 Example:
@@ -44,6 +54,7 @@ const tenants: Command = {
     tenant: { type: 'string' },
     'key-id': { type: 'string' },
     out: { type: 'string' },
+    'protected-namespaces': { type: 'string' },
   },
   allowPositionals: true,
   async run(values, positionals, io) {
@@ -76,6 +87,7 @@ const tenants: Command = {
     }
     if (verb === 'check') {
       if (rest.length === 0) throw new UsageError('check needs one or more entry files');
+      const guarded = protectedList(values['protected-namespaces']);
       const entries: Array<{ file: string; entry: TenantEntry }> = [];
       let problems = 0;
       for (const file of rest) {
@@ -87,9 +99,18 @@ const tenants: Command = {
         }
       }
       for (const [i, a] of entries.entries()) {
+        for (const problem of protectedReach(a.entry, guarded)) {
+          problems++;
+          io.stderr.write(`${a.file}: ${problem}\n`);
+        }
         for (const b of entries.slice(i + 1)) {
-          const clash = overlap(a.entry, b.entry);
-          if (clash) {
+          for (const clash of [
+            overlap(a.entry, b.entry),
+            coversControlPlane(a.entry, b.entry),
+            coversControlPlane(b.entry, a.entry),
+            sameKeys(a.entry, b.entry),
+          ]) {
+            if (!clash) continue;
             problems++;
             io.stderr.write(`${a.file} and ${b.file}: ${clash}\n`);
           }
@@ -122,6 +143,52 @@ function overlap(a: TenantEntry, b: TenantEntry): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The `--protected-namespaces` list, checked. */
+function protectedList(value: unknown): string[] {
+  if (value === undefined) return [];
+  const items = String(value)
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  const bad = items.findIndex((item) => !NAMESPACE_PATTERN.test(item));
+  if (bad >= 0) {
+    throw new UsageError(
+      `--protected-namespaces: item ${bad + 1} is not a namespace name or prefix* pattern`,
+    );
+  }
+  return items;
+}
+
+/** Whether a host namespace pattern of `a` covers the namespace where `b`'s virtual cluster runs. */
+function coversControlPlane(a: TenantEntry, b: TenantEntry): string | undefined {
+  if (a.tenant === b.tenant) return undefined;
+  const controlPlane = b.virtualCluster.namespace;
+  const pattern = a.hostNamespaces.patterns.find((p) => namespaceScope([p]).allows(controlPlane));
+  if (pattern === undefined) return undefined;
+  return `host namespaces ${pattern} (${a.tenant}) covers ${controlPlane}, the control plane of tenant ${b.tenant}'s virtual cluster (its API server's Endpoints and kubeconfig Secret); narrow ${a.tenant}'s hostNamespaces`;
+}
+
+/** Whether the host namespaces of `entry` overlap a protected namespace. */
+function protectedReach(entry: TenantEntry, guarded: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of entry.hostNamespaces.patterns) {
+    const q = guarded.find((g) => patternsOverlap(p, g));
+    if (q !== undefined) {
+      out.push(
+        `host namespaces ${p} (${entry.tenant}) reach the protected namespaces ${q}; narrow the entry's hostNamespaces`,
+      );
+    }
+  }
+  return out;
+}
+
+/** Whether two entries name the same signing keys (each tenant could sign as the other). */
+function sameKeys(a: TenantEntry, b: TenantEntry): string | undefined {
+  if (a.tenant === b.tenant || a.signingKeys === undefined) return undefined;
+  if (a.signingKeys !== b.signingKeys) return undefined;
+  return `tenants ${a.tenant} and ${b.tenant} name the same signing keys, so each could sign as the other; give each tenant keys of its own (endpoint-sync tenants keygen)`;
 }
 
 export default tenants;
