@@ -53,4 +53,15 @@ describe('README', () => {
       expect(stderr, `--explain prints "${line}"`).toContain(line);
     }
   });
+
+  it('shows the lines endpoint-sync test really prints for the shipped example tests', async () => {
+    const io = bufferIO();
+    expect(await main(['test', 'examples/tests/'], io)).toBe(0);
+    const stdout = io.out.split('\n');
+    const shown = shownLines(blockAfter('### Test a configuration', 'text'));
+    for (const line of shown.slice(0, -1)) expect(stdout, `test prints "${line}"`).toContain(line);
+    // The summary's time differs from run to run.
+    const summary = shown.at(-1)!.replace(/\d+ ms/, 'N ms');
+    expect(stdout.map((l) => l.replace(/\d+ ms/, 'N ms'))).toContain(summary);
+  });
 });
