@@ -113,6 +113,9 @@ interface Run {
   readonly report: PatchReport;
 }
 
+/** Why a patch did nothing at a match, as {@link PatchOutcome} knows them. */
+type SkipReason = Extract<PatchOutcome, { status: 'skipped' }>['reason'];
+
 /** A failure's code, as {@link PatchOutcome} knows them. */
 type FailureCode = Extract<PatchOutcome, { status: 'failed' }>['error']['code'];
 
@@ -149,6 +152,12 @@ function applyExpressionPatch(run: Run, patch: Patch, index: number): void {
     const refused = protectedChange(run.working, match.location, after);
     if (refused !== undefined) {
       fail(run, patch, index, path, 'path', refused);
+      continue;
+    }
+    if (match.value === undefined && after === undefined) {
+      // An absent key the expression gave nothing for (expression rule 9: `btoa(value)` and the
+      // other helpers give nothing for no value): nothing is written, and the report says so.
+      skip(run, patch, index, path, 'value-absent');
       continue;
     }
     if (match.location.length === 0) {
@@ -412,7 +421,13 @@ function matchWithAbsentKey(root: unknown, path: Path): PathMatch[] {
   if (last.kind === 'wildcard') return matchPath(root, path);
   const key = last.kind === 'key' ? last.key : String(last.index);
   const out: PathMatch[] = [];
-  for (const parent of matchPath(root, path.slice(0, -1))) {
+  const parents = matchPath(root, path.slice(0, -1));
+  if (parents.length === 0 && isMetadataMap(root, path)) {
+    // vcluster patches the host object, which always carries its marker labels and
+    // annotations: a key there is written whether or not the object had other keys.
+    return [{ location: ['metadata', (path[1] as { key: string }).key, key], value: undefined }];
+  }
+  for (const parent of parents) {
     if (Array.isArray(parent.value)) {
       if (last.kind === 'index' && last.index < parent.value.length && last.index in parent.value) {
         out.push({ location: [...parent.location, last.index], value: parent.value[last.index] });
@@ -423,6 +438,25 @@ function matchWithAbsentKey(root: unknown, path: Path): PathMatch[] {
     }
   }
   return out;
+}
+
+/**
+ * True when `path` is `metadata.labels[...]` or `metadata.annotations[...]` and `root` has
+ * metadata without that map: the one parent that counts as present (empty) when absent.
+ */
+function isMetadataMap(root: unknown, path: Path): boolean {
+  const [first, second] = path;
+  return (
+    path.length === 3 &&
+    first?.kind === 'key' &&
+    first.key === 'metadata' &&
+    second?.kind === 'key' &&
+    (second.key === 'labels' || second.key === 'annotations') &&
+    path[2]?.kind === 'key' &&
+    isPlainObject(root) &&
+    isPlainObject(root['metadata']) &&
+    (root['metadata'][second.key] === undefined || root['metadata'][second.key] === null)
+  );
 }
 
 /** Parsed paths by source: the same few patch lists run for every object. */
@@ -468,13 +502,7 @@ function write(run: Run, patch: Patch, index: number, location: Location, value:
   }
 }
 
-function skip(
-  run: Run,
-  patch: Patch,
-  index: number,
-  path: string,
-  reason: 'path-not-found' | 'no-expression-for-direction',
-): void {
+function skip(run: Run, patch: Patch, index: number, path: string, reason: SkipReason): void {
   run.report.outcomes.push({
     patch: index,
     configPath: patch.configPath,

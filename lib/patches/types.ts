@@ -112,7 +112,15 @@ export type PatchOutcome = {
       after: JsonValue | undefined;
       evaluator?: 'sandbox' | 'native';
     }
-  | { status: 'skipped'; reason: 'path-not-found' | 'no-expression-for-direction' }
+  | {
+      status: 'skipped';
+      /**
+       * `path-not-found`: the path matched nothing; `no-expression-for-direction`: the patch has
+       * no expression for this direction; `value-absent`: the key at a bracketed path was absent
+       * and the expression gave nothing for it, so nothing was written.
+       */
+      reason: 'path-not-found' | 'no-expression-for-direction' | 'value-absent';
+    }
   | {
       status: 'failed';
       error: { code: ExpressionErrorCode | 'reference' | 'path'; message: string };

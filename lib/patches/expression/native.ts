@@ -359,6 +359,8 @@ function buildCall(n: Node): Eval {
     return (env) => {
       const s = arg(env);
       if (stops(s)) return s;
+      // As the sandbox's helpers: no value in, none out (expression rule 9).
+      if (s === undefined || s === null) return undefined;
       if (typeof s !== 'string' || !charge(env, s.length)) return FALLBACK;
       // btoa makes 4 characters of 3: past the cap, the sandbox builds (and refuses) it.
       if (encodes && Math.ceil(s.length / 3) * 4 > env.maxStringLength) return FALLBACK;

@@ -69,9 +69,13 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     }
     return s;
   };
+  // Expression rule 9, a value must exist before it is operated on: given no value (an absent
+  // key, or null), each helper gives none, so 'btoa(value)' writes nothing where the key is
+  // absent instead of the encoding of the word "undefined".
   const helpers = {
     atob: function atob(data) {
       if (arguments.length < 1) throw new TypeError('atob: 1 argument required, but only 0 present');
+      if (data === undefined || data === null) return undefined;
       const s = bounded('atob', domString(data));
       const r = receiveOr(hostAtob(send(s)));
       if (r === undefined) throw new InvalidCharacterError('atob: the string to be decoded is not correctly encoded base64 (only A-Z a-z 0-9 + / and up to two trailing "=" are allowed)');
@@ -79,6 +83,7 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
     },
     btoa: function btoa(data) {
       if (arguments.length < 1) throw new TypeError('btoa: 1 argument required, but only 0 present');
+      if (data === undefined || data === null) return undefined;
       const s = bounded('btoa', domString(data));
       const r = receiveOr(hostBtoa(send(s)));
       // No index: where the first such character is says something about the data.
@@ -86,6 +91,7 @@ export const PRELUDE_SOURCE = `(function (hostAtob, hostBtoa, hostDns, hostDnsEr
       return r;
     },
     virtualToHostDNS: function virtualToHostDNS(fqdn) {
+      if (fqdn === undefined || fqdn === null) return undefined;
       if (typeof fqdn !== 'string') {
         throw new NamingError('virtualToHostDNS expects a string of the form ${VIRTUAL_SERVICE_DNS_FORM}, got ' + (fqdn === null ? 'null' : typeof fqdn));
       }
