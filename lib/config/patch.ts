@@ -6,7 +6,7 @@ import { isMap, type Node } from 'yaml';
 import type { Path } from '../patches/path.ts';
 import type { Direction } from '../patches/types.ts';
 import { checkExpression, checkPath } from './embedded-syntax.ts';
-import { OWNED_KINDS, resourceForKind } from './resource-kind.ts';
+import { hasVclusterMapper, resourceForKind, VCLUSTER_MAPPED_KINDS } from './resource-kind.ts';
 import { closestMatch } from './suggest.ts';
 import type { Patch, ReferenceSpec } from './types.ts';
 import {
@@ -209,7 +209,7 @@ function readReference(ctx: ReadContext, entry: Entry): ReferenceSpec | undefine
   const apiVersion = required('apiVersion', 'v1');
   const kind = required('kind', 'Secret');
   if (apiVersion === undefined || kind === undefined) valid = false;
-  if (kind !== undefined) warnAboutKind(ctx, known, kind, apiVersion);
+  if (kind !== undefined && !checkKind(ctx, known, kind, apiVersion)) valid = false;
 
   const spec: Partial<ReferenceSpec> = {};
   for (const key of ['apiVersionPath', 'kindPath', 'namePath', 'namespacePath'] as const) {
@@ -251,28 +251,28 @@ function readReference(ctx: ReadContext, entry: Entry): ReferenceSpec | undefine
 }
 
 /**
- * Kinds are case-sensitive and a reference to a kind this project does not sync is only renamed,
- * never copied: a near miss (`secret`, `Secrets`) is almost always a typo, so it gets a warning.
+ * Kinds are case-sensitive. A kind vcluster has no mapper for is refused, as vcluster's
+ * validation refuses it ("reference patches require a mapper"): a typo (`secret`, `Secrets`)
+ * must not become a reference that is silently renamed. Returns false when the kind is refused.
  */
-function warnAboutKind(
+function checkKind(
   ctx: ReadContext,
   known: Map<string, Entry>,
   kind: string,
   apiVersion: string | undefined,
-): void {
+): boolean {
   const entry = known.get('kind')!;
-  const resource = resourceForKind(kind);
-  if (resource === undefined) {
-    const near = closestMatch(kind, OWNED_KINDS);
-    if (near !== undefined) {
-      ctx.reporter.warning(
-        entry.place,
-        entry.configPath,
-        `${entry.configPath} is not a kind endpoint-sync syncs (kinds are case-sensitive); did you mean "${near}"?`,
-      );
-    }
-    return;
+  if (!hasVclusterMapper(kind)) {
+    const near = closestMatch(kind, VCLUSTER_MAPPED_KINDS);
+    ctx.reporter.error(
+      entry.place,
+      entry.configPath,
+      `${entry.configPath} names a kind vcluster has no mapper for, so it cannot be a reference (kinds are case-sensitive)${near === undefined ? '' : `; did you mean "${near}"?`}; reference patches may name ${VCLUSTER_MAPPED_KINDS.join(', ')}`,
+    );
+    return false;
   }
+  const resource = resourceForKind(kind);
+  if (resource === undefined) return true;
   const versionEntry = known.get('apiVersion');
   if (apiVersion !== undefined && apiVersion !== 'v1' && versionEntry !== undefined) {
     ctx.reporter.warning(
@@ -281,4 +281,5 @@ function warnAboutKind(
       `${versionEntry.configPath} is not v1, but ${kind} has apiVersion v1; the referenced object will not be found, write apiVersion: v1`,
     );
   }
+  return true;
 }

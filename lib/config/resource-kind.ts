@@ -19,3 +19,41 @@ export const OWNED_KINDS: readonly string[] = Object.freeze(Object.keys(KIND_TO_
 export function resourceForKind(kind: string): OwnedResource | undefined {
   return Object.hasOwn(KIND_TO_RESOURCE, kind) ? KIND_TO_RESOURCE[kind] : undefined;
 }
+
+/**
+ * The kinds vcluster has a mapper for (`pkg/mappings/resources`, v0.36): the only kinds its
+ * reference patches accept ("reference patches require a mapper"), and so the only kinds a
+ * reference may name here: a typo in `kind` must not become a silently renamed reference.
+ */
+export const VCLUSTER_MAPPED_KINDS: readonly string[] = Object.freeze([
+  'Secret',
+  'ConfigMap',
+  'Endpoints',
+  'EndpointSlice',
+  'Event',
+  'Ingress',
+  'Gateway',
+  'HTTPRoute',
+  'TLSRoute',
+  'BackendTLSPolicy',
+  'ReferenceGrant',
+  'Namespace',
+  'NetworkPolicy',
+  'Node',
+  'PersistentVolumeClaim',
+  'ServiceAccount',
+  'Service',
+  'PriorityClass',
+  'PersistentVolume',
+  'Pod',
+  'StorageClass',
+  'ResourceClaim',
+  'ResourceClaimTemplate',
+  'DeviceClass',
+  'PodDisruptionBudget',
+]);
+
+/** True when vcluster has a mapper for `kind` (case-sensitive), see {@link VCLUSTER_MAPPED_KINDS}. */
+export function hasVclusterMapper(kind: string): boolean {
+  return VCLUSTER_MAPPED_KINDS.includes(kind);
+}

@@ -19,41 +19,26 @@ const READ_TO_HOST = new Set([
   'namespaces',
 ]);
 
-/** Kinds vcluster has a mapper for, so a reference to any other kind fails there. */
-const VCLUSTER_MAPPED_KINDS = new Set([
-  'Secret',
-  'ConfigMap',
-  'Endpoints',
-  'EndpointSlice',
-  'Event',
-  'Ingress',
-  'Gateway',
-  'HTTPRoute',
-  'TLSRoute',
-  'BackendTLSPolicy',
-  'ReferenceGrant',
-  'Namespace',
-  'NetworkPolicy',
-  'Node',
-  'PersistentVolumeClaim',
-  'ServiceAccount',
-  'Service',
-  'PriorityClass',
-  'PersistentVolume',
-  'Pod',
-  'StorageClass',
-  'ResourceClaim',
-  'ResourceClaimTemplate',
-  'DeviceClass',
-  'PodDisruptionBudget',
-]);
+/** The marker domain vcluster writes; endpoint-sync adopts only copies marked under its own. */
+const VCLUSTER_MARKER_DOMAIN = 'vcluster.loft.sh';
+
+/** What {@link vclusterDifferences} knows besides the file: the deployment's settings. */
+export interface DifferenceOptions {
+  /** The marker domain the deployment runs with (`--marker-domain`; default the project's). */
+  markerDomain: string;
+}
 
 /**
  * The fields of the valid configuration `config` (read from `text`) that endpoint-sync treats
  * differently from vcluster or ignores, as warnings in file order. Messages name fields and
  * kinds of difference, never values of the file.
  */
-export function vclusterDifferences(text: string, file: string, config: SyncConfig): Diagnostic[] {
+export function vclusterDifferences(
+  text: string,
+  file: string,
+  config: SyncConfig,
+  options: DifferenceOptions,
+): Diagnostic[] {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: false, logLevel: 'silent' });
   const out: Diagnostic[] = [];
@@ -108,18 +93,28 @@ export function vclusterDifferences(text: string, file: string, config: SyncConf
     );
   }
 
+  if (options.markerDomain !== VCLUSTER_MARKER_DOMAIN) {
+    out.push({
+      severity: 'warning',
+      message: `vcluster: the marker domain is ${options.markerDomain}, and vcluster marks its copies under ${VCLUSTER_MARKER_DOMAIN}: every host copy an existing vcluster made is then foreign to endpoint-sync, left alone, and its object's sync ends in conflict; to adopt them, run with the marker domain ${VCLUSTER_MARKER_DOMAIN}: the functions' MARKER_DOMAIN or the tenant entry's markerDomain, and the forwarder's --marker-domain`,
+      configPath: '',
+      file,
+      line: 1,
+      column: 1,
+    });
+  }
   for (const resource of Object.values(config.resources)) {
+    const paths = new Set<string>();
     for (const patch of resource.patches) {
-      if (patch.reference !== undefined) {
-        const kind = patch.reference.kind;
-        if (!VCLUSTER_MAPPED_KINDS.has(kind)) {
-          note(
-            patch,
-            `vcluster has no mapper for kind ${kind} and fails this reference; endpoint-sync rewrites it to the short v... host name`,
-          );
-        }
-        continue;
+      if (paths.has(patch.path)) {
+        note(
+          patch,
+          `an earlier patch of this list has the same path; endpoint-sync runs both (the specification allows an expression and a reverseExpression for one path as two items), but vcluster's validation refuses two items with the same path: merge them into one item before giving the file to vcluster`,
+        );
       }
+      paths.add(patch.path);
+      if (patch.reference !== undefined) continue;
+      const path = patch.path.trim();
       let parsed: ReturnType<typeof parsePath>;
       try {
         parsed = parsePath(patch.path);
@@ -131,8 +126,29 @@ export function vclusterDifferences(text: string, file: string, config: SyncConf
           patch,
           `an expression on the empty path gets the whole desired object here on every sync; vcluster gives it the whole object on create but only the fields that changed on an update, so an expression that reads fields it did not change may see them missing there`,
         );
+        if (patch.expression !== undefined && returnsNewObject(patch.expression)) {
+          note(
+            patch,
+            `this expression on the empty path returns a new object without spreading value: every field it leaves out (subsets, ports, labels and annotations of the virtual object) is dropped from the host copy, here as in vcluster; start it with ({...value, ...}) to keep them`,
+          );
+        }
+      }
+      if (/\.\s*\*$/.test(path)) {
+        note(
+          patch,
+          `the path ends in a dotted ".*": endpoint-sync reads it as a wildcard, vcluster matches nothing there (only a bracketed [*] is a wildcard in its paths); end the path in [*] instead for both to agree`,
+        );
       }
     }
   }
   return out.sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+/**
+ * True when `expression` builds an object literal that does not spread `value`: what it leaves
+ * out is gone. A reading of the source text, enough for a warning.
+ */
+function returnsNewObject(expression: string): boolean {
+  const text = expression.trim().replace(/^\(+/, '');
+  return text.startsWith('{') && !/\.\.\.\s*value\b/.test(text);
 }

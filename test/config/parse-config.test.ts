@@ -553,12 +553,13 @@ describe('patch rules (docs/configuration.md)', () => {
     });
   });
 
-  it('warns about a near-miss kind and a wrong apiVersion for a known kind', () => {
-    expect(
-      lines(endpointsPatches('- path: a', '  reference: {apiVersion: v1, kind: secret}')),
-    ).toEqual([
-      `test.yaml:6:45: warning: ${LIST}[0].reference.kind is not a kind endpoint-sync syncs (kinds are case-sensitive); did you mean "Secret"? (${LIST}[0].reference.kind)`,
-    ]);
+  it('refuses a kind vcluster has no mapper for (a near miss names the kind), and warns about a wrong apiVersion for a known kind', () => {
+    const [secret] = lines(
+      endpointsPatches('- path: a', '  reference: {apiVersion: v1, kind: secret}'),
+    );
+    expect(secret).toContain(
+      `test.yaml:6:45: error: ${LIST}[0].reference.kind names a kind vcluster has no mapper for, so it cannot be a reference (kinds are case-sensitive); did you mean "Secret"?; reference patches may name Secret, ConfigMap,`,
+    );
     expect(
       lines(
         endpointsPatches('- path: a', '  reference: {apiVersion: apps/v1, kind: ConfigMap}'),
@@ -566,11 +567,11 @@ describe('patch rules (docs/configuration.md)', () => {
     ).toContain(
       `warning: ${LIST}[0].reference.apiVersion is not v1, but ConfigMap has apiVersion v1`,
     );
-    expect(
-      lines(
-        endpointsPatches('- path: a', '  reference: {apiVersion: example.com/v1, kind: Widget}'),
-      ),
-    ).toEqual([]);
+    const [widget] = lines(
+      endpointsPatches('- path: a', '  reference: {apiVersion: example.com/v1, kind: Widget}'),
+    );
+    expect(widget).toContain('error: ');
+    expect(widget).toContain('names a kind vcluster has no mapper for');
   });
 
   it('rule 6: expressions must compile, reported at their own position', () => {

@@ -13,24 +13,51 @@ describe('validate --vcluster', () => {
     const io = bufferIO();
     expect(await main(['validate', '--config', FILE, '--vcluster'], io)).toBe(0);
     const lines = io.err.trimEnd().split('\n');
-    expect(lines.map((l) => l.replace(/: warning: vcluster: .*\((.*)\)$/, ' $1'))).toEqual([
+    expect(lines.map((l) => l.replace(/: warning: vcluster: .*?(\((sync\.[^()]*)\))?$/, ' $2'))).toEqual([
+      `${FILE}:1:1 `,
       `${FILE}:3:5 sync.toHost.pods`,
-      `${FILE}:11:11 sync.toHost.endpoints.patches[1]`,
-      `${FILE}:15:11 sync.toHost.endpoints.patches[2]`,
-      `${FILE}:22:7 sync.toHost.services`,
-      `${FILE}:24:5 sync.fromHost`,
+      `${FILE}:13:11 sync.toHost.endpoints.patches[2]`,
+      `${FILE}:19:11 sync.toHost.endpoints.patches[4]`,
+      `${FILE}:22:11 sync.toHost.endpoints.patches[5]`,
+      `${FILE}:26:11 sync.toHost.secrets.patches[0]`,
+      `${FILE}:26:11 sync.toHost.secrets.patches[0]`,
+      `${FILE}:30:7 sync.toHost.services`,
+      `${FILE}:32:5 sync.fromHost`,
     ]);
-    // patches[0] references a Secret: named as vcluster names it, so it is not listed.
-    expect(lines[1]).toContain('vcluster has no mapper for kind Deployment');
+    // patches[0] references a Secret: a kind vcluster maps, so it is not listed.
+    expect(lines[0]).toContain('the marker domain is virtualcluster.loft.sh');
+    expect(lines[0]).toContain('run with the marker domain vcluster.loft.sh');
     expect(lines[2]).toContain('an expression on the empty path gets the whole desired object');
-    expect(io.out).toContain('5 fields treated differently from vcluster');
+    expect(lines[3]).toContain('dotted ".*"');
+    expect(lines[4]).toContain("vcluster's validation refuses two items with the same path");
+    expect(lines[6]).toContain('returns a new object without spreading value');
+    expect(io.out).toContain('9 fields treated differently from vcluster');
+  });
+
+  it("says nothing of the marker domain when it is vcluster's", async () => {
+    const io = bufferIO();
+    await main(
+      ['validate', '--config', FILE, '--vcluster', '--marker-domain', 'vcluster.loft.sh'],
+      io,
+    );
+    expect(io.err).not.toContain('marker domain');
   });
 
   it('says when nothing differs, and prints nothing extra without the flag', async () => {
     const quiet = bufferIO();
-    expect(await main(['validate', '--config', 'examples/minimal.yaml', '--vcluster'], quiet)).toBe(
-      0,
-    );
+    expect(
+      await main(
+        [
+          'validate',
+          '--config',
+          'examples/minimal.yaml',
+          '--vcluster',
+          '--marker-domain',
+          'vcluster.loft.sh',
+        ],
+        quiet,
+      ),
+    ).toBe(0);
     expect(quiet.out).toContain('nothing in it is treated differently from vcluster');
     const plain = bufferIO();
     expect(await main(['validate', '--config', FILE], plain)).toBe(0);

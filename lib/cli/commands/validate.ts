@@ -7,9 +7,10 @@ import { unreadableFile } from '../../config/load-config-file.ts';
 import { parseConfig } from '../../config/parse-config.ts';
 import { OWNED_RESOURCES, type SyncConfig } from '../../config/types.ts';
 import { vclusterDifferences } from '../../config/vcluster-differences.ts';
+import { DEFAULT_MARKER_DOMAIN } from '../../naming/index.ts';
 import { type Command, UsageError } from '../command.ts';
 
-const usage = `Usage: endpoint-sync validate --config FILE [--vcluster]
+const usage = `Usage: endpoint-sync validate --config FILE [--vcluster [--marker-domain DOMAIN]]
 
 Checks a configuration file: YAML syntax, the owned sections (sync.toHost.endpoints, services,
 secrets, configMaps, namespaces, networking.advanced.clusterDomain), that every expression is one
@@ -20,6 +21,9 @@ Flags:
   -c, --config FILE   the configuration file to check ("-" reads standard input)
       --vcluster      also list every field of a vcluster configuration that endpoint-sync
                       ignores or treats differently (as "warning: vcluster: ..." lines)
+      --marker-domain DOMAIN
+                      with --vcluster: the marker domain the deployment runs with
+                      (default ${DEFAULT_MARKER_DOMAIN}); any other than vcluster's is listed
   -h, --help          show this help
 
 Exit status: 0 when the file has no error (warnings allowed), 1 otherwise.
@@ -52,7 +56,11 @@ function countSummary(diagnostics: readonly Diagnostic[]): string {
 const validate: Command = {
   summary: 'check a configuration file and print every error and warning',
   usage,
-  options: { config: { type: 'string', short: 'c' }, vcluster: { type: 'boolean' } },
+  options: {
+    config: { type: 'string', short: 'c' },
+    vcluster: { type: 'boolean' },
+    'marker-domain': { type: 'string' },
+  },
   async run(values, _positionals, io) {
     const file = values['config'];
     if (typeof file !== 'string' || file === '') {
@@ -75,7 +83,10 @@ const validate: Command = {
     }
     io.stdout.write(`${name}: valid (${patchSummary(config)}, ${countSummary(diagnostics)})\n`);
     if (values['vcluster'] === true) {
-      const differences = vclusterDifferences(text, name, config);
+      const markerDomain = values['marker-domain'];
+      const differences = vclusterDifferences(text, name, config, {
+        markerDomain: typeof markerDomain === 'string' ? markerDomain : DEFAULT_MARKER_DOMAIN,
+      });
       for (const d of differences) io.stderr.write(`${formatDiagnostic(d)}\n`);
       io.stdout.write(
         differences.length === 0
