@@ -374,6 +374,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const forwarder = createForwarder({
       logger: options.logger ?? silentLogger,
       resyncIntervalMs: 30_000,
+      // A changed configuration in a quiet stack is noticed at the next probe (docs/sync.md).
+      configProbeIntervalMs: 1_000,
+      // The stack's function revalidates every second (production: every 5 s).
+      configGraceMs: 3_000,
       batchWindowMs: 20,
       // The item rate limit (production default 500/s) protects a shared host API server and the
       // account's Lambda concurrency; emulated clusters have neither, and at 500/s the initial

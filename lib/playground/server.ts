@@ -193,6 +193,12 @@ export async function startPlaygroundServer(
     if (method !== 'GET' && method !== 'HEAD') {
       return sendJson(res, 405, { error: `${method} is not served here` });
     }
+    // Browsers ask for an icon on their own; the page has none.
+    if (url.pathname === '/favicon.ico') {
+      res.writeHead(204, SECURITY_HEADERS);
+      res.end();
+      return;
+    }
     const file = files.get(url.pathname);
     if (file) return send(res, 200, file.type, file.body);
     if (url.pathname === '/api/initial') return sendJson(res, 200, await options.initial());

@@ -173,10 +173,18 @@ function renderResult(evaluation) {
   $('explain').textContent = evaluation.explain || '(nothing)';
 }
 
+/** Says whether an answer is still to come (tests and assistive tools can wait on it). */
+function setBusy(busy) {
+  document.body.dataset.busy = String(busy);
+  $('result').setAttribute('aria-busy', String(busy));
+}
+
 async function evaluate() {
+  clearTimeout(timer);
   inFlight?.abort();
   const control = new AbortController();
   inFlight = control;
+  setBusy(true);
   const current = state();
   saveToAddress(current);
   try {
@@ -193,11 +201,14 @@ async function evaluate() {
     if (err.name === 'AbortError') return;
     $('result-status').textContent = `The playground did not answer: ${err.message}`;
     $('result-status').className = 'status failed';
+  } finally {
+    if (inFlight === control) setBusy(false);
   }
 }
 
 function scheduleEvaluate() {
   clearTimeout(timer);
+  setBusy(true);
   timer = setTimeout(evaluate, DEBOUNCE_MS);
 }
 
