@@ -490,14 +490,15 @@ describe('reference security', () => {
     s.pair.put('host', 'secrets', secret('admin-token', 'kube-system'));
     pointHostAt(s.pair, HOST, 'kube-system');
     const p = s.plan();
+    // The fromHost part fails (docs/sync.md, "A failing direction never blocks the other"):
+    // nothing flows back or is imported, and the toHost part puts the virtual side's targetRef
+    // back on the host copy.
     expect(p).toMatchObject({
-      status: 'failed',
-      reasonCode: 'reference-denied',
-      retryable: false,
-      hostWrites: [],
+      failedPart: { reasonCode: 'reference-denied', retryable: false },
       virtualWrites: [],
     });
-    expect(p.reason).toContain('"kube-system"');
+    expect(p.failedPart!.reason).toContain('"kube-system"');
+    expect(JSON.stringify(p.hostWrites)).not.toContain('kube-system');
   });
 
   it('refuses a host reference into another tenant namespace', () => {
@@ -506,12 +507,11 @@ describe('reference security', () => {
     pointHostAt(s.pair, HOST, 'tenant-b');
     const p = s.plan();
     expect(p).toMatchObject({
-      status: 'failed',
-      reasonCode: 'reference-denied',
-      hostWrites: [],
+      failedPart: { reasonCode: 'reference-denied' },
       virtualWrites: [],
     });
-    expect(p.reason).toContain('"tenant-b"');
+    expect(p.failedPart!.reason).toContain('"tenant-b"');
+    expect(JSON.stringify(p.hostWrites)).not.toContain('tenant-b');
   });
 
   it.each([
@@ -548,8 +548,8 @@ describe('reference security', () => {
     expect(
       planSync(s.pair.input(config(yaml), 'default', 'db', identity), { evaluator }),
     ).toMatchObject({
-      status: 'failed',
-      reasonCode: 'reference-denied',
+      failedPart: { reasonCode: 'reference-denied' },
+      virtualWrites: [],
     });
   });
 
