@@ -57,6 +57,12 @@ export interface SyncResult {
   results: ItemResult[];
   /** Invocation-wide warnings, e.g. that a stale configuration is in force. */
   warnings?: string[];
+  /**
+   * Version of the configuration the items were planned with (the S3 ETag, or a file's
+   * `mtime-size`); absent when none was in force. A forwarder that sees a new one re-plans
+   * every object, so a changed configuration reaches objects that do not change.
+   */
+  configVersion?: string;
 }
 
 /**

@@ -20,7 +20,7 @@
  *   the key (the function will see the newer object).
  */
 import { EventEmitter } from 'node:events';
-import type { ItemResult, SyncResult } from '../contract/result.ts';
+import type { HostWriteSummary, ItemResult, SyncResult } from '../contract/result.ts';
 import { matchResults } from '../contract/validate.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { type Clock, systemClock } from '../kube/clock.ts';
@@ -67,6 +67,10 @@ export interface InvocationReport {
   outcome: InvocationOutcome;
   durationMs: number;
   error?: Error;
+  /** The configuration version the function planned with (`ok` invocations that report one). */
+  configVersion?: string;
+  /** The host writes of its results (`ok` invocations). */
+  hostWrites?: readonly HostWriteSummary[];
 }
 
 /** Events of {@link Dispatcher.events}. */
@@ -394,7 +398,13 @@ export class Dispatcher {
     this.#throttles = 0;
     o.metrics.invocations.inc({ outcome: 'ok' });
     o.metrics.invocationDuration.observe(durationMs / 1000);
-    this.events.emit('invocation', { items: group.length, outcome: 'ok', durationMs });
+    this.events.emit('invocation', {
+      items: group.length,
+      outcome: 'ok',
+      durationMs,
+      ...(result.configVersion ? { configVersion: result.configVersion } : {}),
+      hostWrites: result.results.flatMap((item) => item.hostWrites),
+    });
     for (const warning of result.warnings ?? []) {
       this.#logger.warn('function warning', { warning });
     }

@@ -23,6 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
+import type { HostWriteSummary } from '../contract/result.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { type Clock, systemClock } from '../kube/clock.ts';
 import { EventRecorder } from '../kube/event-recorder.ts';
@@ -37,6 +38,7 @@ import {
   type VirtualClusterIdentity,
 } from '../model/index.ts';
 import type { BackoffPolicy } from './backoff.ts';
+import { ConfigVersionTracker } from './config-version.ts';
 import {
   type DispatchedResult,
   Dispatcher,
@@ -103,6 +105,23 @@ export interface ForwarderOptions {
   maxInFlight?: number;
   /** Full resync period (default 5 min; 0 disables). */
   resyncIntervalMs?: number;
+  /**
+   * While no invocation happened for this long, one object is sent anyway (default 10 s; 0
+   * disables), so that its result tells which configuration version the functions use: a new
+   * one re-plans every object (`config-version.ts`) even when nothing changes.
+   */
+  configProbeIntervalMs?: number;
+  /**
+   * How long a configuration version just replaced is taken for a function instance that has
+   * not revalidated yet rather than a change back (default 15 s; `config-version.ts`).
+   */
+  configGraceMs?: number;
+  /**
+   * Host namespaces besides `identity.hostNamespace` that hold this virtual cluster's copies
+   * (multi-namespace mode); their managed copies are watched too. The forwarder's host
+   * credentials must be allowed to list and watch there.
+   */
+  hostNamespaces?: readonly string[];
   /** Retries of a failing key before it is parked (default 10). */
   retryBudget?: number;
   /** Leader election; off when absent (then this instance always dispatches). */
@@ -233,9 +252,24 @@ class ForwarderImpl implements Forwarder {
   readonly #progress: InitialSyncProgress;
   /** The periodic resync under way: its keys' first results, counted by status. */
   #resyncPass:
-    | { progress: InitialSyncProgress; startedAt: number; statuses: Record<string, number> }
+    | {
+        progress: InitialSyncProgress;
+        startedAt: number;
+        statuses: Record<string, number>;
+        /** `resync`, or `config resync` for one a new configuration version started. */
+        label: string;
+      }
     | undefined;
   readonly #invocationCounts = { ok: 0, error: 0, throttled: 0 };
+  /** The configuration version the functions plan with, as their results say. */
+  readonly #configVersions: ConfigVersionTracker;
+  /** When the last invocation ended (the configuration probe sends one when none did). */
+  #lastInvocationAt = 0;
+  #configProbeLoop: Promise<void> | undefined;
+  /** Host namespaces with managed copies of an item kind, watched (see `hostNamespaces`). */
+  readonly #watchedHostNamespaces: ReadonlySet<string>;
+  /** Unwatched host namespaces already reported (once each). */
+  readonly #unwatchedReported = new Set<string>();
   #results = 0;
   /** Every informer has listed: events are queued, and the initial sync has been queued whole. */
   #intake = false;
@@ -266,6 +300,11 @@ class ForwarderImpl implements Forwarder {
     this.#shards = this.#createShards();
     this.#watches = this.#createWatches();
     this.#watchOf = new Map(this.#watches.items.map((w) => [w.resource.plural, w]));
+    this.#configVersions = new ConfigVersionTracker(options.configGraceMs);
+    this.#watchedHostNamespaces = new Set([
+      options.identity.hostNamespace,
+      ...(options.hostNamespaces ?? []),
+    ]);
     this.#recorder =
       options.recorder ??
       new EventRecorder(options.virtual, {
@@ -317,6 +356,7 @@ class ForwarderImpl implements Forwarder {
         virtual: o.virtual,
         host: o.host,
         identity: o.identity,
+        ...(o.hostNamespaces ? { hostNamespaces: o.hostNamespaces } : {}),
         kinds: itemKindsOf(o.kinds),
         watchReferences: o.watchReferences !== false,
         common,
@@ -374,6 +414,9 @@ class ForwarderImpl implements Forwarder {
     dispatcher.events.on('settled', () => this.#shards?.poke());
     dispatcher.events.on('invocation', (r) => {
       this.#invocationCounts[r.outcome]++;
+      this.#lastInvocationAt = this.#clock.now();
+      if (r.configVersion !== undefined) this.#onConfigVersion(r.configVersion);
+      if (r.hostWrites !== undefined) this.#checkHostNamespaces(r.hostWrites);
       this.events.emit('invocation', r);
     });
     return dispatcher;
@@ -551,6 +594,9 @@ class ForwarderImpl implements Forwarder {
     if (this.#progress.finished) this.#initialSyncDone();
     this.#checkReady();
     if ((this.#o.resyncIntervalMs ?? 300_000) > 0) this.#resyncLoop = this.#runResync();
+    if ((this.#o.configProbeIntervalMs ?? 10_000) > 0) {
+      this.#configProbeLoop = this.#runConfigProbe();
+    }
   }
 
   async stop(): Promise<void> {
@@ -561,6 +607,7 @@ class ForwarderImpl implements Forwarder {
     });
     this.#resyncStop.abort();
     await this.#resyncLoop;
+    await this.#configProbeLoop;
     this.#queue.shutdown();
     const aborted = await this.#dispatcher.stop(this.#o.shutdownTimeoutMs ?? 25_000);
     if (aborted > 0) {
@@ -591,7 +638,11 @@ class ForwarderImpl implements Forwarder {
    * Queues the keys of the namespaces `where` accepts (all), of those this instance dispatches
    * (a shard's own), and the orphans among them.
    */
-  #resyncWhere(where?: NamespacePredicate, queuedAlready?: ReadonlySet<string>): void {
+  #resyncWhere(
+    where?: NamespacePredicate,
+    queuedAlready?: ReadonlySet<string>,
+    label = 'resync',
+  ): void {
     if (!this.#intake) return;
     this.metrics.resyncs.inc();
     const now = this.#clock.now();
@@ -623,9 +674,9 @@ class ForwarderImpl implements Forwarder {
         });
       }
     }
-    this.#logger.debug('resync queued', { keys: keys.length, orphans: orphanKeys.length });
+    this.#logger.debug(`${label} queued`, { keys: keys.length, orphans: orphanKeys.length });
     // The first pass is the initial sync, which has its own progress; later ones get theirs.
-    if (this.#progress.finished) this.#beginResyncPass([...keys, ...orphanKeys]);
+    if (this.#progress.finished) this.#beginResyncPass([...keys, ...orphanKeys], label);
   }
 
   /**
@@ -690,12 +741,12 @@ class ForwarderImpl implements Forwarder {
     this.events.emit('initialSyncDone');
   }
 
-  #beginResyncPass(keys: string[]): void {
+  #beginResyncPass(keys: string[], label: string): void {
     const progress = new InitialSyncProgress(this.#o.progress, {
-      label: 'resync',
+      label,
       log: (message, attributes) => this.#logger.info(message, attributes),
     });
-    this.#resyncPass = { progress, startedAt: this.#clock.now(), statuses: {} };
+    this.#resyncPass = { progress, startedAt: this.#clock.now(), statuses: {}, label };
     progress.begin(keys);
     if (progress.finished) this.#resyncDone();
   }
@@ -712,7 +763,7 @@ class ForwarderImpl implements Forwarder {
 
   #resyncDone(): void {
     const pass = this.#resyncPass!;
-    this.#logger.info('resync done', {
+    this.#logger.info(`${pass.label} done`, {
       keys: pass.progress.counts.total,
       durationMs: this.#clock.now() - pass.startedAt,
       ...pass.statuses,
@@ -748,6 +799,75 @@ class ForwarderImpl implements Forwarder {
         return;
       }
       this.resync();
+    }
+  }
+
+  /**
+   * A result reported the configuration version its function used: a new one (not the one in
+   * force, nor one it replaced moments ago) queues every object again in the backlog lane, so
+   * live changes still go first and the pass is paced by the queue's rate limit.
+   */
+  #onConfigVersion(version: string): void {
+    const change = this.#configVersions.observe(version, this.#clock.now());
+    if (change !== 'changed' || !this.#intake) return;
+    this.metrics.configChanges.inc();
+    this.#logger.info('configuration changed: every object is planned again', {
+      backlogBefore: this.#queue.backlog,
+    });
+    this.#resyncWhere(undefined, undefined, 'config resync');
+  }
+
+  /**
+   * Sends one object when no invocation happened for a probe interval, so that a changed
+   * configuration is noticed in a quiet cluster too (its result carries the version).
+   */
+  async #runConfigProbe(): Promise<void> {
+    const period = this.#o.configProbeIntervalMs ?? 10_000;
+    for (;;) {
+      try {
+        await this.#clock.sleep(period, this.#resyncStop.signal);
+      } catch {
+        return;
+      }
+      const idle = this.#queue.length + this.#queue.inFlight === 0;
+      if (!idle || this.#clock.now() - this.#lastInvocationAt < period) continue;
+      const key = this.#probeKey();
+      if (key === undefined) continue;
+      this.#queue.add(key, {
+        direction: 'toHost',
+        enqueuedAt: this.#clock.now(),
+        cause: 'config-probe',
+        background: true,
+      });
+    }
+  }
+
+  /** The first item key this instance dispatches, for the configuration probe. */
+  #probeKey(): string | undefined {
+    for (const watch of this.#watches.items) {
+      for (const k of watch.virtual.keys()) {
+        const key = resourceKeyString({ resource: watch.resource.plural, ...parseObjectKey(k) });
+        if (this.#owns(key)) return key;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Reports, once per namespace, host copies written where no host informer watches: their
+   * host-side edits, deletes and orphans would wait for the periodic resync.
+   */
+  #checkHostNamespaces(writes: readonly HostWriteSummary[]): void {
+    for (const write of writes) {
+      if (write.verb === 'delete' || !this.#watchOf.has(write.resource)) continue;
+      if (this.#watchedHostNamespaces.has(write.namespace)) continue;
+      this.metrics.unwatchedHostWrites.inc();
+      if (this.#unwatchedReported.has(write.namespace)) continue;
+      this.#unwatchedReported.add(write.namespace);
+      this.#logger.warn(
+        'host copies written into a host namespace the forwarder does not watch; add it to --host-namespaces (and grant the forwarder list/watch there), or host edits, deletes and orphans there wait for a resync',
+        { hostNamespace: write.namespace, resource: write.resource },
+      );
     }
   }
 

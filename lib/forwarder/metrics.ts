@@ -55,6 +55,10 @@ export class ForwarderMetrics {
   readonly informerEvents: Counter<'informer' | 'type'>;
   /** Full resyncs run. */
   readonly resyncs: Counter;
+  /** New configuration versions the functions reported, each re-planning every object. */
+  readonly configChanges: Counter;
+  /** Host writes the functions reported into a host namespace no host informer watches. */
+  readonly unwatchedHostWrites: Counter;
   /** Host watch events recognised as echoes of the function's own writes, by where dropped. */
   readonly echoesDropped: Counter<'stage'>;
   /** Leader-election transitions (`acquired`, `lost`). */
@@ -136,6 +140,16 @@ export class ForwarderMetrics {
     this.resyncs = new Counter({
       name: `${PREFIX}resyncs_total`,
       help: 'Full resyncs run (every virtual key queued, orphans and drift checked).',
+      registers,
+    });
+    this.configChanges = new Counter({
+      name: `${PREFIX}config_changes_total`,
+      help: 'New configuration versions reported by the functions; each one queues a resync of every object in the backlog lane.',
+      registers,
+    });
+    this.unwatchedHostWrites = new Counter({
+      name: `${PREFIX}unwatched_host_writes_total`,
+      help: 'Host copies written into a host namespace the forwarder does not watch (add it to --host-namespaces): their host edits, deletes and orphans wait for a resync.',
       registers,
     });
     this.echoesDropped = new Counter({

@@ -4,6 +4,7 @@
  * and environment in, validated settings out; `lib/cli/commands/forward.ts` does the I/O.
  */
 import { DEFAULT_MARKER_DOMAIN } from '../naming/marker-domain.ts';
+import { DNS_LABEL } from '../naming/virtual-to-host-dns.ts';
 import { ITEM_KINDS, kindResource } from '../sync/index.ts';
 
 /** Resource plurals of the kinds a forwarder can watch (the item kinds of the table). */
@@ -82,6 +83,13 @@ export const FORWARD_SETTINGS = [
     help: 'host namespace the virtual cluster syncs into',
   },
   {
+    flag: 'host-namespaces',
+    env: 'ENDPOINT_SYNC_HOST_NAMESPACES',
+    type: 'string',
+    valueName: 'LIST',
+    help: "more host namespaces holding this virtual cluster's copies (multi-namespace mode), comma-separated; their managed copies are watched too (grant the host reader role in each)",
+  },
+  {
     flag: 'marker-domain',
     env: 'ENDPOINT_SYNC_MARKER_DOMAIN',
     type: 'string',
@@ -135,6 +143,14 @@ export const FORWARD_SETTINGS = [
     valueName: 'SECONDS',
     default: '300',
     help: 'full resync period (0 disables)',
+  },
+  {
+    flag: 'config-probe',
+    env: 'ENDPOINT_SYNC_CONFIG_PROBE_SECONDS',
+    type: 'integer',
+    valueName: 'SECONDS',
+    default: '10',
+    help: 'when nothing was sent for this long, send one object so that a changed configuration is noticed and every object re-planned (0 disables)',
   },
   {
     flag: 'retry-budget',
@@ -231,6 +247,8 @@ export interface ForwardSettings {
   endpoint?: string;
   name: string;
   hostNamespace: string;
+  /** More host namespaces whose managed copies are watched (multi-namespace mode). */
+  hostNamespaces: string[];
   markerDomain: string;
   signingKeyFile?: string;
   /** Resource plurals of the kinds to watch, in the table's order. */
@@ -239,6 +257,7 @@ export interface ForwardSettings {
   batchWindowMs: number;
   maxInFlight: number;
   resyncSeconds: number;
+  configProbeSeconds: number;
   retryBudget: number;
   metricsPort?: number;
   metricsAddress: string;
@@ -367,11 +386,13 @@ export function resolveForwardSettings(
     functionName: required('function'),
     name: required('name'),
     hostNamespace: required('namespace'),
+    hostNamespaces: namespaceList(str('host-namespaces') ?? '', raw('host-namespaces').from),
     markerDomain: required('marker-domain'),
     batchSize: int('batch-size', 1, 500)!,
     batchWindowMs: int('batch-window-ms', 0, 60_000)!,
     maxInFlight: int('max-in-flight', 1, 1000)!,
     resyncSeconds: int('resync', 0, 86_400)!,
+    configProbeSeconds: int('config-probe', 0, 86_400)!,
     retryBudget: int('retry-budget', 0, 1000)!,
     metricsAddress: required('metrics-address'),
     leaderElect: bool('leader-elect'),
@@ -411,6 +432,25 @@ function kindList(text: string, from: string): string[] {
     );
   }
   return WATCHABLE_KINDS.filter((k) => given.includes(k));
+}
+
+/**
+ * The `--host-namespaces` list: comma-separated namespace names (DNS labels), blanks dropped.
+ * Throws naming where the value came from and the first bad entry.
+ */
+function namespaceList(text: string, from: string): string[] {
+  const given = text
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  const bad = given.find((n) => n.length > 63 || !DNS_LABEL.test(n));
+  if (bad !== undefined) {
+    throw new ForwardSettingsError(
+      'host-namespaces',
+      `${from} names "${bad}", not a namespace name (lowercase letters, digits and '-', at most 63); give host namespaces comma-separated`,
+    );
+  }
+  return [...new Set(given)];
 }
 
 /** The flag table of `--help`, generated from {@link FORWARD_SETTINGS} so it cannot drift. */

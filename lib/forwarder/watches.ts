@@ -1,7 +1,10 @@
 /**
  * The forwarder's informers, built from the kinds table rather than named one by one:
- * - per watched item kind (role `item`): its virtual objects, and its managed host copies in the
- *   host namespace (label `<markerDomain>/managed-by=<virtual cluster>`);
+ * - per watched item kind (role `item`): its virtual objects, and its managed host copies
+ *   (label `<markerDomain>/managed-by=<virtual cluster>`) in the virtual cluster's host namespace
+ *   and in every other host namespace its copies may live in (`hostNamespaces`:
+ *   multi-namespace mode), one informer per namespace, since the forwarder's host credentials
+ *   are granted namespace by namespace (a cluster-wide watch would reach other tenants' objects);
  * - per companion resource of those kinds (`SyncKind.companions`): the virtual objects their
  *   rules read;
  * - per reference resource (role `reference`), unless reference watching is off: the virtual
@@ -37,8 +40,27 @@ export interface ItemWatch {
   readonly resource: ResourceType;
   /** Its virtual objects (cache key `namespace/name`). */
   readonly virtual: Informer;
-  /** Its managed host copies in the host namespace. */
-  readonly host: Informer;
+  /** Its managed host copies, in every watched host namespace. */
+  readonly host: HostCopies;
+}
+
+/** The managed host copies of one item kind: one informer per watched host namespace. */
+export interface HostCopies {
+  /** The informers, the virtual cluster's host namespace's first. */
+  readonly informers: readonly Informer[];
+  /** Every cached copy, of every namespace. */
+  list(): KubeObject[];
+  /** Whether every namespace's informer has listed. */
+  hasSynced(): boolean;
+}
+
+/** {@link HostCopies} over `informers`. */
+function hostCopies(informers: readonly Informer[]): HostCopies {
+  return {
+    informers,
+    list: () => informers.flatMap((informer) => informer.list()),
+    hasSynced: () => informers.every((informer) => informer.hasSynced()),
+  };
 }
 
 /** Every informer of one forwarder. */
@@ -78,6 +100,8 @@ export interface WatchOptions {
   virtual: KubeClient;
   host: KubeClient;
   identity: VirtualClusterIdentity;
+  /** Host namespaces besides `identity.hostNamespace` whose managed copies are watched. */
+  hostNamespaces?: readonly string[];
   /** The item kinds to watch (a subset of the item kinds of the table). */
   kinds: readonly SyncKind[];
   watchReferences: boolean;
@@ -113,8 +137,8 @@ export type InformerRole = 'item' | 'host-copy' | 'companion' | 'reference';
 
 /**
  * One informer, as data: `virtual` ones list and watch every namespace of the virtual cluster;
- * `host` ones only the managed copies in the virtual cluster's host namespace. The RBAC of
- * `deploy/` is checked against this plan.
+ * `host` ones only the managed copies in one host namespace each (the virtual cluster's, and one
+ * more per extra `hostNamespaces` entry). The RBAC of `deploy/` is checked against this plan.
  */
 export interface InformerSpec {
   /** For logs and metrics: `virtual-<plural>` or `host-<plural>`. */
@@ -158,7 +182,7 @@ export function informerPlan(kinds: readonly SyncKind[], watchReferences: boolea
 
 /** Builds (does not start) every informer of {@link informerPlan}; see the module comment. */
 export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches {
-  const items = new Map<SyncKind, { virtual?: Informer; host?: Informer }>();
+  const items = new Map<SyncKind, { virtual?: Informer; host: Informer[] }>();
   const companions = new Map<string, Informer>();
   const references: Informer[] = [];
   const byResource = new Map<string, Informer>();
@@ -179,7 +203,22 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
         return (object, deleted) => handlers.onReferenced(plural, object, deleted);
     }
   };
-  for (const spec of informerPlan(o.kinds, o.watchReferences)) {
+  const hostNamespaces = [
+    o.identity.hostNamespace,
+    ...[...new Set(o.hostNamespaces)].filter((ns) => ns !== o.identity.hostNamespace),
+  ];
+  // A host spec stands for one informer per watched host namespace; the first keeps its name.
+  type Built = { spec: InformerSpec; namespace: string | undefined; name: string };
+  const built = informerPlan(o.kinds, o.watchReferences).flatMap((spec): Built[] =>
+    spec.side === 'host'
+      ? hostNamespaces.map((namespace, i) => ({
+          spec,
+          namespace,
+          name: i === 0 ? spec.name : `${spec.name}@${namespace}`,
+        }))
+      : [{ spec, namespace: undefined, name: spec.name }],
+  );
+  for (const { spec, namespace, name } of built) {
     const host = spec.side === 'host';
     const handler = on(spec);
     const filter = o.keeps && shardFilter(spec.role, o.identity.markerDomain, o.keeps);
@@ -188,19 +227,19 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
       ...(filter ? { filter } : {}),
       ...(host
         ? {
-            namespace: o.identity.hostNamespace,
+            namespace,
             labelSelector: `${o.identity.markerDomain}/managed-by=${o.identity.name}`,
           }
         : {}),
-      name: spec.name,
+      name,
       // The virtual items and referenced objects are the large entries, read once per event.
       compact: !host && (spec.role === 'item' || spec.role === 'reference'),
       client: host ? o.host : o.virtual,
       resource: spec.resource,
       transform: TRANSFORMS[spec.role](o.identity.markerDomain),
       handlers: {
-        onRestart: (cause) => o.metrics.informerRestarts.inc({ informer: spec.name, cause }),
-        onWatchEvent: (type) => o.metrics.informerEvents.inc({ informer: spec.name, type }),
+        onRestart: (cause) => o.metrics.informerRestarts.inc({ informer: name, cause }),
+        onWatchEvent: (type) => o.metrics.informerEvents.inc({ informer: name, type }),
         onAdd: (object) => handler(object, false),
         onUpdate: (object) => handler(object, false),
         onDelete: (object) => handler(object, true),
@@ -210,8 +249,9 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
     all.push(informer);
     if (filter) sharded.push(informer);
     if (spec.kind) {
-      const pair = items.get(spec.kind) ?? {};
-      pair[host ? 'host' : 'virtual'] = informer;
+      const pair = items.get(spec.kind) ?? { host: [] };
+      if (host) pair.host.push(informer);
+      else pair.virtual = informer;
       items.set(spec.kind, pair);
     } else if (spec.role === 'companion') {
       companions.set(spec.resource.plural, informer);
@@ -225,7 +265,7 @@ export function createWatches(o: WatchOptions, handlers: WatchHandlers): Watches
       kind,
       resource: kindResource(kind),
       virtual: pair.virtual!,
-      host: pair.host!,
+      host: hostCopies(pair.host),
     });
   }
   return {

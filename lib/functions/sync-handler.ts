@@ -165,6 +165,8 @@ interface HandlerParts {
 interface Invocation {
   event: SyncEventV2;
   warnings: string[];
+  /** Version of the configuration the items are planned with, once it is known. */
+  configVersion?: string;
   /** Records an item's result in logs and metrics, and returns it. */
   record(
     item: EventItem,
@@ -259,6 +261,7 @@ async function handleEvent(
     version: RESULT_VERSION,
     results: ordered,
     ...(warnings.length > 0 ? { warnings } : {}),
+    ...(invocation.configVersion ? { configVersion: invocation.configVersion } : {}),
   };
 }
 
@@ -366,6 +369,8 @@ async function tenantConfig(
       error?.retryable ?? true,
     );
   }
+  // Reported to the forwarder, which re-plans every object when it changes.
+  if (snapshot.version) invocation.configVersion = snapshot.version;
   if (!snapshot.stale) return { config: snapshot.config };
   const first = (snapshot.error?.message ?? 'the store could not be read').split('\n')[0];
   const note = `configStale: using the last good configuration${snapshot.version ? ` (${snapshot.version})` : ''} because ${first}`;

@@ -23,12 +23,16 @@ import {
 
 /** The loaded configuration of `path`; throws on any error diagnostic. */
 export async function loadConfig(path: string | URL): Promise<SyncConfig> {
-  const text = await readFile(path, 'utf8');
-  const result = parseConfig(text, String(path));
+  return parsedConfig(await readFile(path, 'utf8'), String(path));
+}
+
+/** The configuration in `text` (named `source` in errors); throws on any error diagnostic. */
+function parsedConfig(text: string, source: string): SyncConfig {
+  const result = parseConfig(text, source);
   const errors = result.diagnostics.filter((d) => d.severity === 'error');
   if (!result.config || errors.length > 0) {
     throw new Error(
-      `configuration ${String(path)} is invalid: ${errors.map((d) => d.message).join('; ')}`,
+      `configuration ${source} is invalid: ${errors.map((d) => d.message).join('; ')}`,
     );
   }
   return result.config;
@@ -76,6 +80,18 @@ function withoutServerFields(object: KubeObject): KubeObject {
   return { ...object, metadata: metadata as KubeObject['metadata'] };
 }
 
+/**
+ * The copy without its `event-time` marker: the time of the signed event it was last written
+ * from, which only the write knows (the planner leaves it to the function's host writes).
+ */
+function withoutWriteTime(object: KubeObject, markerDomain: string): KubeObject {
+  const key = `${markerDomain}/event-time`;
+  const annotations = object.metadata.annotations;
+  if (!annotations || !(key in annotations)) return object;
+  const { [key]: _written, ...rest } = annotations;
+  return { ...object, metadata: { ...object.metadata, annotations: rest } };
+}
+
 /** JSON with sorted keys, so key order does not count as a difference. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
@@ -104,6 +120,11 @@ export class HostExpectation {
     return new HostExpectation(await loadConfig(configPath), await createExpressionEngine());
   }
 
+  /** The expectation of the configuration `text` (one put into S3 by a test). */
+  static async fromText(text: string): Promise<HostExpectation> {
+    return new HostExpectation(parsedConfig(text, 'config.yaml'), await createExpressionEngine());
+  }
+
   dispose(): void {
     this.#engine.dispose();
   }
@@ -113,7 +134,8 @@ export class HostExpectation {
    * behind a fault proxy, clients of its own that bypass the proxy) and compares, for every item
    * kind (Endpoints, EndpointSlices): every virtual object the planner would sync has a host copy
    * equal to the planner's fresh copy (server fields aside), the planner wants no write for any
-   * key given the current host, and no other managed copy exists.
+   * key given the current host, and no other managed copy exists in any host namespace (both
+   * namespace modes: copies of the other mode's layout count as orphans).
    */
   async compare(
     stack: Stack,
@@ -149,18 +171,21 @@ export class HostExpectation {
     const [virtualObjects, hostObjects] = await Promise.all([
       clients.virtual.listAll<KubeObject>(resource),
       clients.host.listAll<KubeObject>(resource, {
-        namespace: identity.hostNamespace,
         labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
       }),
     ]);
-    const hostByName = new Map(hostObjects.items.map((h) => [h.metadata.name!, h]));
+    const hostByName = new Map(
+      hostObjects.items.map((h) => [`${h.metadata.namespace}/${h.metadata.name}`, h]),
+    );
     out.actual += hostByName.size;
     const wanted = new Set<string>();
     for (const virtual of virtualObjects.items) {
       const key = { namespace: virtual.metadata.namespace!, name: virtual.metadata.name! };
       const id = `${resource.plural}/${key.namespace}/${key.name}`;
-      const hostName = hostKeyOf(resource.kind, key, identity, this.#config).name;
-      const host = hostByName.get(hostName) ?? null;
+      const hostKey = hostKeyOf(resource.kind, key, identity, this.#config);
+      const hostName = `${hostKey.namespace}/${hostKey.name}`;
+      const stored = hostByName.get(hostName);
+      const host = stored ? withoutWriteTime(stored, identity.markerDomain) : null;
       const companions: Record<string, KubeObject | null> = {};
       for (const companion of kind.companions) {
         const named = companion.keyOf(key, virtual);

@@ -4,7 +4,12 @@
  * CI machine makes a test slower, never flaky.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createForwarder, type Forwarder, LambdaInvoker } from '../../lib/forwarder/index.ts';
+import {
+  createForwarder,
+  type Forwarder,
+  type ForwarderOptions,
+  LambdaInvoker,
+} from '../../lib/forwarder/index.ts';
 import {
   type KubeClient,
   NotFoundError,
@@ -104,7 +109,10 @@ export async function startTestStack(options: StackOptions = {}): Promise<Stack>
  * A second forwarder on a stack's clusters and Lambda endpoint (for tests that stop the stack's
  * own forwarder and start again, as a restarted Deployment would).
  */
-export function createStackForwarder(stack: Stack): {
+export function createStackForwarder(
+  stack: Stack,
+  options: Pick<ForwarderOptions, 'hostNamespaces'> = {},
+): {
   forwarder: Forwarder;
   close(): Promise<void>;
 } {
@@ -123,6 +131,7 @@ export function createStackForwarder(stack: Stack): {
     batchWindowMs: 5,
     resyncIntervalMs: 0,
     shutdownTimeoutMs: 5_000,
+    ...options,
   });
   return {
     forwarder,

@@ -1,21 +1,31 @@
 /**
  * End to end over a stack's life: a configuration change in S3 takes effect without a restart,
  * and orphans left while the forwarder was down are collected by the next forwarder's resync.
+ * The lifecycle suite below runs each scenario in both namespace modes, injects the fault or the
+ * change, and compares the host with what the virtual cluster and the configuration say (every
+ * expected copy present and equal, no copy without a source, every skip with its reason).
  * Each test runs its own stack, as both change state every other test would see.
  */
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ItemResult } from '../../lib/contract/result.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
 import { DEFAULT_CONFIG_FILE, type Stack } from '../../lib/local/stack.ts';
+import type { KubeObject } from '../../lib/model/index.ts';
+import { converged, type HostComparison, HostExpectation } from './expected-host.ts';
 import {
   createStackForwarder,
   createVirtual,
   endpoints,
   firstIp,
+  getOrUndefined,
   hostCopy,
+  hostNameOf,
   NS,
   noHostCopy,
   service,
+  settled,
   startTestStack,
   until,
 } from './helpers.ts';
@@ -111,5 +121,217 @@ describe('forwarder restart', () => {
     await noHostCopy(stack, 'f1');
     await hostCopy(stack, 'f2', (h) => expect(firstIp(h)).toBe('10.7.0.22'));
     await hostCopy(stack, 'f3');
+  });
+});
+
+/** The two layouts of `sync.toHost.namespaces.enabled`. */
+const MODES = ['single', 'multi'] as const;
+type Mode = (typeof MODES)[number];
+
+/** Where multi-namespace mode puts the copies of virtual namespace `default` (the default rule). */
+const MULTI_HOST_NS = 'virtualcluster-x-default';
+
+/** The example configuration in `mode`'s layout. */
+function configIn(mode: Mode, text: string): string {
+  if (mode === 'single') return text;
+  const multi = text.replace('  toHost:\n', '  toHost:\n    namespaces:\n      enabled: true\n');
+  if (multi === text) throw new Error('the example configuration has no sync.toHost section');
+  return multi;
+}
+
+/** Where the copy of virtual Endpoints `default/name` lives in `mode`. */
+function copyKey(stack: Stack, mode: Mode, name: string): { namespace: string; name: string } {
+  return mode === 'multi'
+    ? { namespace: MULTI_HOST_NS, name }
+    : { namespace: stack.identity.hostNamespace, name: hostNameOf(stack, name) };
+}
+
+/** Waits until the copy of `name` exists in `mode`'s layout and passes `check`. */
+function copyIn(
+  stack: Stack,
+  mode: Mode,
+  name: string,
+  check: (host: KubeObject) => void = () => {},
+): Promise<KubeObject> {
+  const at = copyKey(stack, mode, name);
+  return until(`host copy ${at.namespace}/${at.name} of ${NS}/${name}`, async () => {
+    const host = await getOrUndefined(
+      stack.host.client,
+      RESOURCES.endpoints,
+      at.name,
+      at.namespace,
+    );
+    if (!host) throw new Error('it does not exist');
+    check(host);
+    return host;
+  });
+}
+
+/** Waits until no copy of `name` exists in `mode`'s layout. */
+function noCopyIn(stack: Stack, mode: Mode, name: string): Promise<void> {
+  const at = copyKey(stack, mode, name);
+  return until(`host copy ${at.namespace}/${at.name} removed`, async () => {
+    const host = await getOrUndefined(
+      stack.host.client,
+      RESOURCES.endpoints,
+      at.name,
+      at.namespace,
+    );
+    if (host) throw new Error(`it still exists (resourceVersion ${host.metadata.resourceVersion})`);
+  });
+}
+
+/** Waits until the host holds exactly what the virtual cluster and `configText` call for. */
+async function hostAgrees(stack: Stack, configText: string): Promise<HostComparison> {
+  const expectation = await HostExpectation.fromText(configText);
+  try {
+    return await until('host equals what the virtual cluster and configuration say', async () => {
+      const c = await expectation.compare(stack);
+      if (!converged(c)) {
+        throw new Error(
+          `lost ${c.lost.join(', ')}; orphaned ${c.orphaned.join(', ')}; ${c.mismatches.join('; ')}`,
+        );
+      }
+      return c;
+    });
+  } finally {
+    expectation.dispose();
+  }
+}
+
+/**
+ * A stack in `mode` (its forwarder watching the multi-namespace host namespace too), with the
+ * example configuration in that layout in force before any object exists, and the latest result
+ * of every key.
+ */
+async function modeStack(
+  mode: Mode,
+  options: { watchHostNamespaces?: boolean } = {},
+): Promise<{ stack: Stack; text: string; results: Map<string, ItemResult> }> {
+  const hostNamespaces = mode === 'multi' && options.watchHostNamespaces !== false;
+  const stack = await startTestStack({
+    forwarder: hostNamespaces ? { hostNamespaces: [MULTI_HOST_NS] } : {},
+  });
+  cleanups.push(() => stack.close());
+  if (
+    mode === 'multi' &&
+    !(await getOrUndefined(stack.host.client, RESOURCES.namespaces, MULTI_HOST_NS, ''))
+  ) {
+    await stack.host.client.create(RESOURCES.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: MULTI_HOST_NS },
+    });
+  }
+  const results = new Map<string, ItemResult>();
+  stack.forwarder.events.on('result', (r) => results.set(r.key, r.result));
+  const text = configIn(mode, await readFile(DEFAULT_CONFIG_FILE, 'utf8'));
+  await stack.putConfig(text);
+  await stack.forwarder.ready;
+  // The function revalidates every 100 ms here: the layout is in force before the first object.
+  await sleep(400);
+  return { stack, text, results };
+}
+
+describe.each(MODES)('lifecycle in %s-namespace mode', (mode) => {
+  it('repairs host edits and host deletes at once, and removes copies of objects deleted while the forwarder was down', {
+    timeout: 120_000,
+  }, async () => {
+    const { stack, text } = await modeStack(mode);
+    await createVirtual(
+      stack,
+      service('d1'),
+      endpoints('d1', ['10.8.0.1']),
+      service('d2'),
+      endpoints('d2', ['10.8.0.2']),
+      service('d3'),
+      endpoints('d3', ['10.8.0.3']),
+    );
+    for (const name of ['d1', 'd2', 'd3']) await copyIn(stack, mode, name);
+
+    // No periodic resync runs in these stacks: only the host watch can repair these.
+    const d2 = copyKey(stack, mode, 'd2');
+    await stack.host.client.patch(
+      RESOURCES.endpoints,
+      d2.name,
+      { type: 'merge', patch: { subsets: [{ addresses: [{ ip: '192.168.99.99' }] }] } },
+      { namespace: d2.namespace },
+    );
+    await copyIn(stack, mode, 'd2', (h) => expect(firstIp(h)).toBe('10.8.0.2'));
+    const d3 = copyKey(stack, mode, 'd3');
+    const before = await copyIn(stack, mode, 'd3');
+    await stack.host.client.delete(RESOURCES.endpoints, d3.name, { namespace: d3.namespace });
+    await copyIn(stack, mode, 'd3', (h) => expect(h.metadata.uid).not.toBe(before.metadata.uid));
+
+    await stack.forwarder.stop();
+    await stack.virtual.client.delete(RESOURCES.endpoints, 'd1', { namespace: NS });
+    const next = createStackForwarder(
+      stack,
+      mode === 'multi' ? { hostNamespaces: [MULTI_HOST_NS] } : {},
+    );
+    cleanups.push(() => next.close());
+    await next.forwarder.start();
+    await next.forwarder.ready;
+    await noCopyIn(stack, mode, 'd1');
+    const c = await hostAgrees(stack, text);
+    expect(c.expected).toBe(2);
+  });
+
+  it('brings a new configuration to unchanged objects without a resync: a change, Endpoints sync off and on, a broken version and its fix', {
+    timeout: 120_000,
+  }, async () => {
+    const { stack, text, results } = await modeStack(mode);
+    await createVirtual(
+      stack,
+      service('k1'),
+      endpoints('k1', ['10.9.0.1'], { labels: { app: 'k1' } }),
+      service('k2'),
+      endpoints('k2', ['10.9.0.2'], { labels: { app: 'k2' } }),
+    );
+    await copyIn(stack, mode, 'k1', (h) => expect(h.metadata.labels?.['app']).toBe('my-prefix-k1'));
+    await copyIn(stack, mode, 'k2');
+    await settled(stack);
+
+    const renamed = text.replaceAll('my-prefix-', 'other-prefix-');
+    await stack.putConfig(renamed);
+    await copyIn(stack, mode, 'k1', (h) =>
+      expect(h.metadata.labels?.['app']).toBe('other-prefix-k1'),
+    );
+    await copyIn(stack, mode, 'k2', (h) =>
+      expect(h.metadata.labels?.['app']).toBe('other-prefix-k2'),
+    );
+    await hostAgrees(stack, renamed);
+
+    const disabled = renamed.replace(
+      /(endpoints:\n\s+enabled:) true/,
+      (_m, head: string) => `${head} false`,
+    );
+    expect(disabled).not.toBe(renamed);
+    await stack.putConfig(disabled);
+    await noCopyIn(stack, mode, 'k1');
+    await noCopyIn(stack, mode, 'k2');
+    await hostAgrees(stack, disabled);
+    // Every object without a copy says why.
+    await until('the skips of k1 and k2 are reported with their reason', () => {
+      for (const name of ['k1', 'k2']) {
+        const result = results.get(`endpoints/${NS}/${name}`);
+        expect(result?.status).toBe('skipped');
+        expect(result?.reasonCode).toMatch(/^[a-z-]+$/);
+      }
+    });
+
+    // A broken version changes nothing (the last good one stays in force) ...
+    await stack.putConfig(`${renamed}\n  broken: [\n`);
+    await sleep(1_500);
+    await noCopyIn(stack, mode, 'k1');
+    // ... and its fix turns Endpoints sync on again: the copies come back.
+    await stack.putConfig(renamed);
+    await copyIn(stack, mode, 'k1', (h) =>
+      expect(h.metadata.labels?.['app']).toBe('other-prefix-k1'),
+    );
+    await copyIn(stack, mode, 'k2');
+    const c = await hostAgrees(stack, renamed);
+    expect(c.expected).toBe(2);
+    expect(stack.forwarder.metrics.configChanges).toBeDefined();
   });
 });

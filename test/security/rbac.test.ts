@@ -305,15 +305,20 @@ describe("the forwarder's Kubernetes calls", () => {
     expect([...used].sort()).toEqual([...needed].sort());
   });
 
-  it('the host client is used by the host-copy informers only, in the host namespace', () => {
+  it('the host client is used by the host-copy informers only, each in one host namespace', () => {
     const forwarder = readFileSync(join(root, 'lib/forwarder/forwarder.ts'), 'utf8');
     expect(forwarder.match(/\bo\.host\b/g)).toHaveLength(1);
     expect(forwarder).toMatch(/createWatches\(\s*\{[^}]*host: o\.host,/);
     const watches = readFileSync(join(root, 'lib/forwarder/watches.ts'), 'utf8');
     expect(watches.match(/\bo\.host\b/g)).toHaveLength(1);
-    // The host client goes to the host-side specs, which are scoped to the host namespace.
+    // The host client goes to the host-side specs, each scoped to one host namespace: the
+    // virtual cluster's own, then those given as `hostNamespaces` (never cluster-wide).
     expect(watches).toMatch(/client: host \? o\.host : o\.virtual/);
-    expect(watches).toMatch(/host\s*\?\s*\{\s*namespace: o\.identity\.hostNamespace,/);
+    expect(watches).toMatch(/host\s*\?\s*\{\s*namespace,/);
+    expect(watches).toMatch(
+      /const hostNamespaces = \[\s*o\.identity\.hostNamespace,\s*\.\.\.\[\.\.\.new Set\(o\.hostNamespaces\)\]/,
+    );
+    expect(watches).toMatch(/hostNamespaces\.map\(\(namespace, i\) =>/);
     expect(informers().filter((i) => i.side === 'host')).toEqual([
       { side: 'host', resource: 'endpoints', namespaced: true },
       { side: 'host', resource: 'endpointSlices', namespaced: true },

@@ -111,6 +111,8 @@ const command: Command & { stop: StopSignal } = {
       batchWindowMs: settings.batchWindowMs,
       maxInFlight: settings.maxInFlight,
       resyncIntervalMs: settings.resyncSeconds * 1000,
+      configProbeIntervalMs: settings.configProbeSeconds * 1000,
+      ...(settings.hostNamespaces.length > 0 ? { hostNamespaces: settings.hostNamespaces } : {}),
       retryBudget: settings.retryBudget,
       queueQps: settings.queueQps,
       shutdownTimeoutMs: settings.shutdownTimeoutSeconds * 1000,
