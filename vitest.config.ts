@@ -61,6 +61,8 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // A QuickJS abort (a runtime freed with objects alive) fails the test it happened in.
+    setupFiles: ['test/setup/quickjs-aborts.ts'],
     // Emulators and servers bind ports; forks keep each file's servers in its own process.
     pool: 'forks',
     projects: [

@@ -5,6 +5,7 @@
  * native-first planner gives the same plans, on the calling thread only when no evaluation needs
  * the sandbox (its bounds are attacked in test/security/native-first.test.ts).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
@@ -243,6 +244,33 @@ describe('worker planner', () => {
       expect(outs.map((o) => o.plan.key.name)).toEqual(names);
       expect(outs.every((o) => o.plan.status === 'write')).toBe(true);
       expect(worker.stats()).toMatchObject({ plans: 20, workersStarted: 1 });
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('reports a watchdog incident in the async context of the evaluation that caused it, not of the invocation that started the worker', async () => {
+    // Each invocation's log lines are told apart by async context (the local Lambda's --log-type
+    // Tail, as Lambda's own): an incident reported elsewhere lands in another tenant's log.
+    const invocations = new AsyncLocalStorage<string>();
+    const seen: Array<string | undefined> = [];
+    const bomb = labelPatch(
+      'value === "bomb" ? String("a".repeat(120000).includes("a".repeat(60000) + "b")) : "ok-" + value',
+    );
+    const worker = createWorkerPlanner({
+      graceMs: 50,
+      onIncident: () => seen.push(invocations.getStore()),
+    });
+    try {
+      // Invocation A starts the worker; B's runaway plan is queued before the worker is ready,
+      // so the worker's own message (A's context) dispatches it and starts the watchdog.
+      invocations.run('a', () => worker.warm?.());
+      const stuck = await invocations.run('b', () =>
+        worker.plan(input(bomb, 'db', { app: 'bomb' })),
+      );
+      expect(stuck.plan).toMatchObject({ status: 'failed', reasonCode: 'expression-timeout' });
+      await vi.waitFor(() => expect(seen).toHaveLength(1));
+      expect(seen).toEqual(['b']);
     } finally {
       await worker.close();
     }

@@ -13,6 +13,7 @@
  * Plans are queued on the main thread and sent one at a time, so a stopped worker is always
  * attributed to exactly one item. A configuration is sent once per worker and cached there.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Worker } from 'node:worker_threads';
 import type { SyncConfig } from '../../config/types.ts';
 import { OldestFirstMap, type ReasonCode } from '../../model/index.ts';
@@ -80,6 +81,13 @@ export interface WorkerPlannerStats {
 interface Pending {
   input: PlanInput;
   resolve: (item: PlannedItem) => void;
+  /**
+   * Runs a function in the async context of the {@link WorkerPool.plan} call that queued this
+   * item. A watchdog incident is reported through it: the watchdog's timer and the worker's
+   * messages run in the context of whichever call started them (another invocation, possibly
+   * another tenant's, whose `--log-type Tail` would get the line), not in this item's.
+   */
+  inContext: <R>(fn: () => R) => R;
 }
 
 interface InFlight extends Pending {
@@ -169,7 +177,7 @@ class WorkerPool {
       return Promise.resolve(failedPlan(input, 'planner-closed', 'the planner was closed', true));
     }
     return new Promise((resolve) => {
-      this.#queue.push({ input, resolve });
+      this.#queue.push({ input, resolve, inContext: AsyncLocalStorage.snapshot() });
       this.#dispatch();
     });
   }
@@ -255,7 +263,11 @@ class WorkerPool {
     from.gone = true;
     if (this.#closed) return;
     this.#stats.crashes++;
-    this.#options.onIncident?.({ kind: 'crash', cause });
+    // A crash while an item was in flight is that item's; one between items is nobody's.
+    const victim = this.#inFlight?.worker === from ? this.#inFlight : undefined;
+    const report = () => this.#options.onIncident?.({ kind: 'crash', cause });
+    if (victim) victim.inContext(report);
+    else report();
     if (this.#inFlight?.worker === from) {
       const lost = this.#inFlight;
       this.#inFlight = undefined;
@@ -388,13 +400,15 @@ class WorkerPool {
     const decided = performance.now();
     const gone = stopped.worker.worker.terminate().catch(() => undefined);
     void gone.then(() => {
-      this.#options.onIncident?.({
-        kind: 'timeout',
-        ...(site ? { patch: `${site.configPath}.${site.field}` } : {}),
-        elapsedMs: Math.round(running.elapsedMs),
-        givenBackMs: given,
-        stopMs: Math.round((performance.now() - decided) * 1000) / 1000,
-      });
+      stopped.inContext(() =>
+        this.#options.onIncident?.({
+          kind: 'timeout',
+          ...(site ? { patch: `${site.configPath}.${site.field}` } : {}),
+          elapsedMs: Math.round(running.elapsedMs),
+          givenBackMs: given,
+          stopMs: Math.round((performance.now() - decided) * 1000) / 1000,
+        }),
+      );
     });
     const where = site ? `the ${site.field} of ${site.configPath}` : 'an expression patch';
     stopped.resolve(

@@ -491,8 +491,8 @@ export class ExpressionEngine implements Evaluator {
     this.#sandboxUses = 0;
     const old = this.#sandbox;
     this.#sandbox = undefined;
-    if (!newInstance && old !== undefined) {
-      old.dispose();
+    // An instance whose runtime did not free cleanly is dead (QuickJS aborted): never reused.
+    if (!newInstance && old !== undefined && old.dispose()) {
       this.#sandbox = this.#newSandbox(old.instance);
       return;
     }

@@ -191,9 +191,7 @@ export class Sandbox {
         strict: true,
       });
       if (r.error) {
-        const error = this.#classify(r.error, 'compile');
-        r.error.dispose();
-        return { ok: false, error, poisoned: false };
+        return { ok: false, error: this.#classifyOwned(r.error, 'compile'), poisoned: false };
       }
       if (
         vm.typeof(r.value) !== 'function' ||
@@ -255,9 +253,7 @@ export class Sandbox {
         config?.value ?? undefinedValue,
       ]);
       if (r.error) {
-        const error = this.#classify(r.error, 'run', names);
-        r.error.dispose();
-        return { ok: false, error, poisoned: false };
+        return { ok: false, error: this.#classifyOwned(r.error, 'run', names), poisoned: false };
       }
       let out: string | undefined;
       try {
@@ -266,8 +262,7 @@ export class Sandbox {
         if (out === undefined) {
           const exact = direct.call(this.#json.value, undefinedValue, [r.value]);
           if (exact.error) {
-            const error = this.#classify(exact.error, 'run', names);
-            exact.error.dispose();
+            const error = this.#classifyOwned(exact.error, 'run', names);
             return { ok: false, error, poisoned: false };
           }
           try {
@@ -315,9 +310,7 @@ export class Sandbox {
       text = vm.newString(json());
       const r = vm.callFunction(this.#frozenJson, vm.undefined, text);
       if (r.error) {
-        const error = this.#classify(r.error, 'run');
-        r.error.dispose();
-        return { ok: false, error, poisoned: false };
+        return { ok: false, error: this.#classifyOwned(r.error, 'run'), poisoned: false };
       }
       this.#configs.set(signature, r.value);
       return r.value;
@@ -365,9 +358,14 @@ export class Sandbox {
     }
   }
 
-  /** Releases every handle, the context and the runtime. Never throws. */
-  dispose(): void {
-    if (this.#disposed) return;
+  /**
+   * Releases every handle, the context and the runtime. Never throws. Returns false when the
+   * runtime did not free cleanly: QuickJS found objects still alive (a handle whose lifetime was
+   * not ended; its abort message then went to stderr) or the instance had failed before. The
+   * instance must then not be used again.
+   */
+  dispose(): boolean {
+    if (this.#disposed) return true;
     this.#disposed = true;
     try {
       this.#compiled.clear();
@@ -378,8 +376,10 @@ export class Sandbox {
       this.#direct.dispose();
       this.#vm.dispose();
       this.#runtime.dispose();
+      return true;
     } catch {
       // A context that failed at the host level may not free cleanly; its instance is dropped.
+      return false;
     }
   }
 
@@ -393,8 +393,28 @@ export class Sandbox {
   }
 
   /**
+   * {@link #classify}, then frees the exception whatever happens: describing it runs code in the
+   * VM (a Proxy's traps), where a helper that fails on the host makes the description throw. An
+   * exception left alive then was still on the runtime's object list when the instance was
+   * disposed, and QuickJS's JS_FreeRuntime aborted on its `list_empty(&rt->gc_obj_list)`
+   * assertion (test/patches/expression/host-calls.test.ts).
+   */
+  #classifyOwned(
+    errorHandle: QuickJSHandle,
+    phase: 'compile' | 'run',
+    names: ReadonlySet<string> = NO_NAMES,
+  ): ExpressionError {
+    try {
+      return this.#classify(errorHandle, phase, names);
+    } finally {
+      if (errorHandle.alive) errorHandle.dispose();
+    }
+  }
+
+  /**
    * Turns a QuickJS exception into an ExpressionError. `names` are the source's names and
-   * literals, which a runtime error's message may quote (see messages.ts).
+   * literals, which a runtime error's message may quote (see messages.ts). The handle stays the
+   * caller's: use {@link #classifyOwned}.
    */
   #classify(
     errorHandle: QuickJSHandle,
