@@ -105,6 +105,14 @@ describe('the playground page', () => {
       (await evaluatePlayground(state)).explain,
     );
     await shot(page, 'render-as-you-type');
+    // The README's picture (docs/playground.png is a copy): the first screen only, to stay small.
+    await page.locator('#config').evaluate((el) => {
+      el.scrollTop = 0;
+    });
+    await page.screenshot({
+      path: new URL('readme.png', ARTIFACTS).pathname,
+      clip: { x: 0, y: 0, width: 1280, height: 620 },
+    });
     await page.close();
   });
 
