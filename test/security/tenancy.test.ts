@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { type SyncEventV2, upgradeItem } from '../../lib/contract/index.ts';
-import { registryTenants, singleTenant } from '../../lib/functions/index.ts';
+import { registryTenants, settingsFromEnv, singleTenant } from '../../lib/functions/index.ts';
 import { inProcessPlanner, type Planner } from '../../lib/functions/planner/index.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
 import type { ObjectStore } from '../../lib/local/objectstore.ts';
@@ -935,5 +935,29 @@ describe('round three: nonces, unknown tenants and the claimed tenant', () => {
       expect(line['claimedTenant']).toBe(A.id);
       expect(line['tenant']).toBeUndefined();
     }
+  });
+});
+
+describe('round three: the platform list and the dry run', () => {
+  it('PROTECTED_NAMESPACES is read from the environment and a malformed item is refused by name', () => {
+    const env = { TENANT_REGISTRY: 's3://platform/tenants/' };
+    expect(
+      settingsFromEnv({ ...env, PROTECTED_NAMESPACES: ' ingress , monitoring-* ' }),
+    ).toMatchObject({ protectedNamespaces: ['ingress', 'monitoring-*'] });
+    expect(settingsFromEnv(env).protectedNamespaces).toEqual([]);
+    expect(() => settingsFromEnv({ ...env, PROTECTED_NAMESPACES: `ok,${CANARY}` })).toThrow(
+      /PROTECTED_NAMESPACES.*item 2/,
+    );
+    try {
+      settingsFromEnv({ ...env, PROTECTED_NAMESPACES: `ok,${CANARY}` });
+    } catch (err) {
+      expect((err as Error).message).not.toContain(CANARY);
+    }
+  });
+
+  it('plan --help says that a kubeconfig exec credential plugin runs, as with kubectl', async () => {
+    const io = bufferIO();
+    await main(['plan', '--help'], io);
+    expect(io.out).toMatch(/exec credential plugin[\s\S]*runs that command on this machine/);
   });
 });
