@@ -36,6 +36,8 @@ export interface BannerStack {
   forwarder: { metricsAddress: { host: string; port: number } | undefined };
   /** The playground page `dev` serves (docs/playground.md), when it serves one. */
   playground?: { url: string };
+  /** The tenant's forwarder key file, for `endpoint-sync sign` (docs/local.md). */
+  signingKeyFile?: string;
 }
 
 /** `http://host:port`, with an IPv6 host in brackets as URLs need. */
@@ -98,7 +100,7 @@ export function stackBanner(stack: BannerStack, functionName: string): string[] 
     const object = stack.configUri;
     lines.push(
       `      ${s3} cp ${object} -                  # the configuration the function reads`,
-      `      ${s3} cp my-config.yaml ${object}     # replace it (used within a second)`,
+      `      ${s3} cp my-config.yaml ${object}     # replace it (every object re-planned within seconds)`,
     );
   }
   // No `--payload` here: AWS CLI v2 reads it as base64 and v1 as text, so a JSON payload typed
@@ -110,5 +112,14 @@ export function stackBanner(stack: BannerStack, functionName: string): string[] 
     `      ${fn} invoke --function-name ${functionName} --invocation-type DryRun /dev/null`,
     `      ${fn} invoke --function-name ${functionName} --log-type Tail --query LogResult --output text /dev/null | base64 -d   # the function's log of one invocation (an empty event, refused)`,
   );
+  if (stack.signingKeyFile) {
+    // The function refuses an event the tenant's key did not seal (`unsigned-event`).
+    lines.push(
+      '',
+      "  Your own event (docs/local.md), signed with the tenant's key as the forwarder signs:",
+      `      endpoint-sync sign --key-file ${shellWord(stack.signingKeyFile)} --event my-event.json > signed.json`,
+      `      ${fn} invoke --function-name ${functionName} --payload fileb://signed.json out.json   # the result is in out.json`,
+    );
+  }
   return lines;
 }

@@ -5,7 +5,7 @@
  * a local Lambda invoke endpoint; the function reads its configuration from a local S3 server
  * with the real S3 client and writes the host through the real Kubernetes client over HTTP.
  */
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -131,6 +131,8 @@ export interface Stack {
    * format), for a forwarder run as its own process against this stack (the benchmarks).
    */
   signingKey: { tenant: string; keyId: string; key: string };
+  /** The same key as a file (mode 0600, removed on close), for `endpoint-sync sign --key-file`. */
+  signingKeyFile: string;
   lambda: LambdaEndpoint;
   forwarder: Forwarder;
   /** Replaces the configuration the function reads (S3 object or local file). */
@@ -334,6 +336,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // The function runs as in production: it learns the caller from the signed event and the
     // tenant registry (in the local S3), and the forwarder signs with the tenant's key.
     const key = generateSigningKey(identity.name, 'local');
+    // The forwarder's key as a file, so that `endpoint-sync sign` can seal a hand-written event
+    // for `aws lambda invoke` (docs/local.md). Only this user may read it (a file left by an
+    // earlier run is replaced, not reused with its mode), and it goes when the stack stops.
+    const signingKeyFile = join(await dir(), 'signing-key.json');
+    await rm(signingKeyFile, { force: true });
+    await writeFile(signingKeyFile, `${JSON.stringify(key.forwarder)}\n`, {
+      mode: 0o600,
+      flag: 'wx',
+    });
+    closers.push(() => rm(signingKeyFile, { force: true }));
     const signingKeys = `inline:${JSON.stringify(key.function)}`;
     const tenantRegistry = objectStore
       ? await registerTenant(objectStore, identity, configUri, signingKeys)
@@ -401,6 +413,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...(tenantRegistry ? { tenantRegistry } : {}),
       sealer,
       signingKey: key.forwarder,
+      signingKeyFile,
       lambda,
       forwarder,
       putConfig,

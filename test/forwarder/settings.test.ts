@@ -109,6 +109,26 @@ describe('resolveForwardSettings', () => {
     );
   });
 
+  it('takes more host namespaces to watch from --host-namespaces or ENDPOINT_SYNC_HOST_NAMESPACES, refusing names that are no namespace', () => {
+    expect(resolveForwardSettings(required, {}).hostNamespaces).toEqual([]);
+    expect(resolveForwardSettings(required, {}).configProbeSeconds).toBe(10);
+    expect(
+      resolveForwardSettings(
+        { ...required, 'host-namespaces': 'vc1-x-a, vc1-x-b,,vc1-x-a' },
+        { ENDPOINT_SYNC_HOST_NAMESPACES: 'ignored' },
+      ).hostNamespaces,
+    ).toEqual(['vc1-x-a', 'vc1-x-b']);
+    expect(
+      resolveForwardSettings(required, { ENDPOINT_SYNC_HOST_NAMESPACES: 'vc1-x-c' }).hostNamespaces,
+    ).toEqual(['vc1-x-c']);
+    expect(() =>
+      resolveForwardSettings(required, { ENDPOINT_SYNC_HOST_NAMESPACES: 'vc1-x-a,Team_B' }),
+    ).toThrow(/ENDPOINT_SYNC_HOST_NAMESPACES names "Team_B", not a namespace name/);
+    expect(() =>
+      resolveForwardSettings({ ...required, 'host-namespaces': 'a'.repeat(64) }, {}),
+    ).toThrow(/--host-namespaces names "a{64}"/);
+  });
+
   it('takes the kinds to watch from --kinds or ENDPOINT_SYNC_KINDS (default: every kind), refusing unknown ones', () => {
     expect(resolveForwardSettings(required, {}).kinds).toEqual(['endpoints', 'endpointslices']);
     expect(resolveForwardSettings(required, { ENDPOINT_SYNC_KINDS: 'Endpoints' }).kinds).toEqual([

@@ -8,6 +8,7 @@
  * tests say so in their names.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/free-port.ts';
 import { LOCAL_FUNCTION_NAME } from '../../lib/local/stack.ts';
+import { REFUSAL_CODES } from '../../lib/model/index.ts';
 import { type AwsCli, awsCliSkip, awsShell, installedAwsClis } from './aws-cli.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/endpoint-sync.js', import.meta.url));
@@ -31,6 +33,38 @@ let dir: string;
 let out = '';
 let s3Port: number;
 let lambdaPort: number;
+
+/** The event docs/local.md shows for the local virtual cluster (the doc and the test agree). */
+const LOCAL_EVENT = (() => {
+  const doc = readFileSync(new URL('../../docs/local.md', import.meta.url), 'utf8');
+  const at = doc.indexOf('<!-- local-event -->');
+  const open = doc.indexOf('\n', doc.indexOf('```json', at)) + 1;
+  return JSON.parse(doc.slice(open, doc.indexOf('```', open))) as unknown;
+})();
+
+/** True for a function result whose items were planned: none refused for its tenant or event. */
+function acceptedResult(text: string): boolean {
+  const result = JSON.parse(text) as { results?: { reasonCode: string }[] };
+  return (
+    Array.isArray(result.results) &&
+    result.results.length > 0 &&
+    result.results.every((r) => !(REFUSAL_CODES as readonly string[]).includes(r.reasonCode))
+  );
+}
+
+/** Runs the banner's `endpoint-sync sign` line as printed (the command is this checkout's). */
+async function signAsPrinted(): Promise<{ code: number; stderr: string }> {
+  const line = printed('endpoint-sync').commands.find((c) => c.startsWith('endpoint-sync sign '));
+  expect(line, out).toBeDefined();
+  const command = line!.replace(/^endpoint-sync /, `${process.execPath} ${BIN} `);
+  try {
+    const { stderr } = await promisify(execFile)('bash', ['-c', command], { cwd: dir });
+    return { code: 0, stderr };
+  } catch (err) {
+    const e = err as { code: number; stderr: string };
+    return { code: e.code, stderr: e.stderr };
+  }
+}
 
 /** The banner's `export ...` line, and its commands that start with `word`, comments cut. */
 function printed(word: string): { exportLine: string; commands: string[] } {
@@ -142,13 +176,19 @@ describe.each(each.map((cli) => ({ cli, label: cli ? ` ${cli.version} (${cli.pat
       'runs every aws command of the banner as printed',
       async () => {
         const { exportLine, commands } = printed('aws');
-        expect(commands).toHaveLength(6);
+        expect(commands).toHaveLength(7);
         await writeFile(join(dir, 'my-config.yaml'), await readFile(EXAMPLE, 'utf8'));
+        // The last aws command sends the event the printed `endpoint-sync sign` line seals.
+        await writeFile(join(dir, 'my-event.json'), JSON.stringify(LOCAL_EVENT));
+        const signed = await signAsPrinted();
+        expect(signed.code, signed.stderr).toBe(0);
         const results = [];
         for (const command of commands) results.push(await aws(`${exportLine}\n${command}`));
         for (const [i, r] of results.entries())
           expect(r.code, `${commands[i]}\n${r.stderr}`).toBe(0);
-        const [read, replace, list, config, dryRun, tail] = results.map((r) => r.stdout);
+        const [read, replace, list, config, dryRun, tail, invoked] = results.map((r) => r.stdout);
+        expect(JSON.parse(invoked!)).toEqual({ StatusCode: 200, ExecutedVersion: '$LATEST' });
+        expect(acceptedResult(await readFile(join(dir, 'out.json'), 'utf8'))).toBe(true);
         expect(read).toBe(await readFile(EXAMPLE, 'utf8'));
         expect(replace).toContain('upload: ./my-config.yaml to s3://endpoint-sync/config.yaml');
         expect(
@@ -166,6 +206,32 @@ describe.each(each.map((cli) => ({ cli, label: cli ? ` ${cli.version} (${cli.pat
         expect(tail).toMatch(/^START RequestId: \S+ Version: \$LATEST\n/);
         expect(tail).toMatch(/^\{"level":"ERROR","message":"event rejected",/m);
         expect(tail).toMatch(/\nREPORT RequestId: \S+\tDuration: /);
+      },
+      180_000,
+    );
+
+    it.skipIf(!cli)(
+      "accepts the event of docs/local.md signed with the local tenant's key, and refuses it unsigned",
+      async () => {
+        const { exportLine } = printed('aws');
+        await writeFile(join(dir, 'my-event.json'), JSON.stringify(LOCAL_EVENT));
+        const invoke = (file: string) =>
+          aws(
+            `${exportLine}\n${lambda()} invoke --function-name ${LOCAL_FUNCTION_NAME} --payload fileb://${file} out.json`,
+          );
+        const unsigned = await invoke('my-event.json');
+        expect(unsigned.code, unsigned.stderr).toBe(0);
+        const refused = await readFile(join(dir, 'out.json'), 'utf8');
+        expect(refused).toContain('unsigned-event');
+        expect(acceptedResult(refused)).toBe(false);
+        const signed = await signAsPrinted();
+        expect(signed.code, signed.stderr).toBe(0);
+        const sent = await invoke('signed.json');
+        expect(sent.code, sent.stderr).toBe(0);
+        expect(acceptedResult(await readFile(join(dir, 'out.json'), 'utf8'))).toBe(true);
+        // Once only: the same signed event again is a replay.
+        await invoke('signed.json');
+        expect(await readFile(join(dir, 'out.json'), 'utf8')).toContain('replayed-event');
       },
       180_000,
     );

@@ -40,7 +40,7 @@ Flags:
                                  \`npm run kube:build\`)
       --config FILE              use this local configuration file (read through file://)
                                  instead of the S3 copy of examples/endpoints.yaml; edits to it
-                                 take effect within a second
+                                 reach every object within seconds
       --virtual-kubeconfig FILE  use a real virtual cluster instead of an emulated one
       --host-kubeconfig FILE     use a real host cluster instead of an emulated one
       --name VC_NAME             virtual cluster name (default: virtualcluster)
