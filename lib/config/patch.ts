@@ -28,7 +28,6 @@ const REFERENCE_KEYS = [
   'namespacePath',
   'labels',
 ] as const;
-const OPTIONAL_PATHS = ['apiVersionPath', 'kindPath', 'namespacePath'] as const;
 
 /** A patch read from the file, with what the list-level rules need. */
 export interface ReadPatch {
@@ -222,18 +221,8 @@ function readReference(ctx: ReadContext, entry: Entry): ReferenceSpec | undefine
     }
     spec[key] = value;
   }
-  const needsName = OPTIONAL_PATHS.filter((key) => known.has(key));
-  if (needsName.length > 0 && !known.has('namePath')) {
-    valid = false;
-    const first = needsName
-      .map((key) => known.get(key)!.keyNode)
-      .sort((a, b) => (a?.range?.[0] ?? 0) - (b?.range?.[0] ?? 0))[0];
-    reporter.error(
-      first,
-      `${entry.configPath}.namePath`,
-      `${entry.configPath} sets ${needsName.join(', ')} but not namePath; namePath is required when the value at path is an object, e.g. namePath: name`,
-    );
-  }
+  // Every `*Path` is optional, namePath too: without it the value at path is the name, and the
+  // other `*Path`s are read beside it (docs/paths-and-patches.md, "Reference patches").
 
   // Accepting `labels` and failing every object at sync time would be worse than refusing the
   // file: vcluster's references have no such key, and no label-selector reference is run here.

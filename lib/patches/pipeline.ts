@@ -279,7 +279,7 @@ function applyReference(
   const { direction, env, working } = run;
   const at = match.location;
   const path = formatLocation(at);
-  const target = isPlainObject(match.value) ? match.value : undefined;
+  const { baseAt, target } = referenceBase(working, relative, match);
   const read = (rel: Location | undefined): string | undefined => {
     if (rel === undefined || target === undefined) return undefined;
     const value = getAt(target, rel);
@@ -302,7 +302,7 @@ function applyReference(
       index,
       formatLocation(nameAt),
       'reference',
-      `a reference needs a non-empty string name at ${formatLocation(nameAt) || 'the object'}, found ${describe(name)}${relative.name === undefined && target !== undefined ? '; set reference.namePath to read the name from inside this object' : ''}`,
+      `a reference needs a non-empty string name at ${formatLocation(nameAt) || 'the object'}, found ${describe(name)}${relative.name === undefined && isPlainObject(match.value) ? '; set reference.namePath to read the name from inside this object' : ''}`,
     );
     return;
   }
@@ -329,7 +329,7 @@ function applyReference(
   }
   if (!write(run, patch, index, nameAt, translated.name)) return;
   if (relative.namespace !== undefined) {
-    const namespaceAt = [...at, ...relative.namespace];
+    const namespaceAt = [...baseAt, ...relative.namespace];
     const present = read(relative.namespace) !== undefined;
     const outputDefault = direction === 'toHost' ? hostNamespaceOf(run, ref) : sides.virtual;
     // A missing namespace means "the referencing object's own"; add one only when that is wrong.
@@ -352,6 +352,27 @@ function applyReference(
     before,
     after: detached(getAt(run.working, at) as JsonValue),
   });
+}
+
+/**
+ * Where a reference's `*Path`s are read (docs/paths-and-patches.md, "Reference patches"): with
+ * `namePath`, inside the value at `path` (an object); without it the value at `path` is the name
+ * itself, and the other `*Path`s are read beside it, in the object that holds it
+ * (`path: spec.secretRef.name` with `namespacePath: namespace` reads `spec.secretRef.namespace`).
+ * `target` is that object, when it is one.
+ */
+function referenceBase(
+  working: KubeObject,
+  relative: RelativePaths,
+  match: PathMatch,
+): { baseAt: Location; target: Record<string, unknown> | undefined } {
+  const at = match.location;
+  if (relative.name !== undefined || at.length === 0) {
+    return { baseAt: at, target: isPlainObject(match.value) ? match.value : undefined };
+  }
+  const baseAt = at.slice(0, -1);
+  const holder = baseAt.length === 0 ? working : getAt(working, baseAt);
+  return { baseAt, target: isPlainObject(holder) ? holder : undefined };
 }
 
 /** The `metadata.namespace` of the virtual and the host object, as far as they are known. */

@@ -517,7 +517,7 @@ describe('patch rules (docs/configuration.md)', () => {
     }
   });
 
-  it('rule 5: reference apiVersion and kind are required; namePath when another *Path is set', () => {
+  it('rule 5: reference apiVersion and kind are required; every *Path is optional', () => {
     expect(
       lines(
         endpointsPatches('- path: a', '  reference:', '    kindPath: k', '    apiVersionPath: v'),
@@ -525,8 +525,21 @@ describe('patch rules (docs/configuration.md)', () => {
     ).toEqual([
       `test.yaml:7:13: error: ${LIST}[0].reference has no "apiVersion"; it is required (the apiVersion of the referenced object, e.g. apiVersion: v1), also when apiVersionPath is set (${LIST}[0].reference.apiVersion)`,
       `test.yaml:7:13: error: ${LIST}[0].reference has no "kind"; it is required (the kind of the referenced object, e.g. kind: Secret), also when kindPath is set (${LIST}[0].reference.kind)`,
-      `test.yaml:7:13: error: ${LIST}[0].reference sets apiVersionPath, kindPath but not namePath; namePath is required when the value at path is an object, e.g. namePath: name (${LIST}[0].reference.namePath)`,
     ]);
+    // Without namePath the value at path is the name; the other *Paths are read beside it.
+    const withoutName = parse(
+      endpointsPatches(
+        '- path: spec.ref.name',
+        '  reference: {apiVersion: v1, kind: Secret, namespacePath: namespace, kindPath: kind}',
+      ),
+    );
+    expect(withoutName.diagnostics).toEqual([]);
+    expect(withoutName.config?.resources.endpoints.patches[0]?.reference).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespacePath: 'namespace',
+      kindPath: 'kind',
+    });
     expect(
       lines(endpointsPatches('- path: a', '  reference: {apiVersion: "", kind: Secret}'))[0],
     ).toContain(`${LIST}[0].reference.apiVersion is empty`);
