@@ -95,7 +95,12 @@ export interface RegistryCacheOptions {
   maxMisses?: number;
   /** How long the registry's index is trusted, in ms. Default: the entry cache time. */
   indexTtlMs?: number;
-  /** Entries read at once while the index is built. Default 16. */
+  /**
+   * How long an index past `indexTtlMs` is still used while a new one is built in the
+   * background, in ms; past it the next event waits for the new one. Default 300 000.
+   */
+  indexMaxStaleMs?: number;
+  /** Entries read at once while the index is built. Default 32. */
   indexConcurrency?: number;
   now?: () => number;
 }
@@ -184,6 +189,7 @@ export class StoreTenantRegistry implements TenantRegistry {
   readonly #maxEntries: number;
   readonly #maxMisses: number;
   readonly #indexTtlMs: number;
+  readonly #indexMaxStaleMs: number;
   readonly #indexConcurrency: number;
   readonly #now: () => number;
   readonly #entries = new OldestFirstMap<string, { entry: TenantEntry; at: number }>();
@@ -193,7 +199,10 @@ export class StoreTenantRegistry implements TenantRegistry {
    * a real tenant's entry out.
    */
   readonly #misses = new OldestFirstMap<string, number>();
-  #index: { index: Promise<RegistryIndex>; at: number } | undefined;
+  /** The last index built, and when its build started. */
+  #index: { index: RegistryIndex; at: number } | undefined;
+  /** The build under way, shared by every caller. */
+  #building: Promise<RegistryIndex> | undefined;
 
   /**
    * `location` is `s3://bucket/prefix/` or `file:///dir/`; a missing trailing `/` is added.
@@ -216,7 +225,8 @@ export class StoreTenantRegistry implements TenantRegistry {
     this.#maxEntries = options.maxEntries ?? 10_000;
     this.#maxMisses = options.maxMisses ?? 10_000;
     this.#indexTtlMs = options.indexTtlMs ?? this.#ttlMs;
-    this.#indexConcurrency = options.indexConcurrency ?? 16;
+    this.#indexMaxStaleMs = Math.max(options.indexMaxStaleMs ?? 300_000, this.#indexTtlMs);
+    this.#indexConcurrency = options.indexConcurrency ?? 32;
     this.#now = options.now ?? Date.now;
   }
 
@@ -266,18 +276,36 @@ export class StoreTenantRegistry implements TenantRegistry {
 
   /**
    * Lists the registry and reads every entry (through the entry cache), at most once per
-   * `indexTtlMs`; concurrent callers share one build. An entry that does not parse is left out:
-   * its tenant's events are refused anyway, and `endpoint-sync tenants check` reports it.
+   * `indexTtlMs`; concurrent callers share one build. Past `indexTtlMs` the last index keeps
+   * serving while the next is built in the background (a registry of 1,000 tenants is 1,000
+   * reads: no event should wait for them), up to `indexMaxStaleMs`; only the first event of an
+   * instance, or one after a long failure, waits. An entry that does not parse is left out: its
+   * tenant's events are refused anyway, and `endpoint-sync tenants check` reports it.
    */
   index(): Promise<RegistryIndex> {
     const now = this.#now();
-    if (this.#index && now - this.#index.at < this.#indexTtlMs) return this.#index.index;
-    const built = this.#buildIndex();
-    this.#index = { index: built, at: now };
-    built.catch(() => {
-      if (this.#index?.index === built) this.#index = undefined;
+    const last = this.#index;
+    if (last && now - last.at < this.#indexTtlMs) return Promise.resolve(last.index);
+    const building = this.#build(now);
+    if (last && now - last.at < this.#indexMaxStaleMs) {
+      building.catch(() => undefined); // the stale index serves; the next event tries again
+      return Promise.resolve(last.index);
+    }
+    return building;
+  }
+
+  #build(now: number): Promise<RegistryIndex> {
+    if (this.#building) return this.#building;
+    const building = this.#buildIndex().then((index) => {
+      this.#index = { index, at: now };
+      return index;
     });
-    return built;
+    this.#building = building;
+    const done = () => {
+      if (this.#building === building) this.#building = undefined;
+    };
+    building.then(done, done);
+    return building;
   }
 
   async #buildIndex(): Promise<RegistryIndex> {

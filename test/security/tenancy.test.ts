@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { type SyncEventV2, upgradeItem } from '../../lib/contract/index.ts';
 import { registryTenants, settingsFromEnv, singleTenant } from '../../lib/functions/index.ts';
@@ -696,6 +696,40 @@ describe("round three: another tenant's control plane", () => {
     expect(ipOf(await s.hostCluster.get('endpoints', 'platform-ingress', 'team-b'))).toBe(
       '10.9.9.9',
     );
+  });
+
+  it("the registry's index is rebuilt in the background, and refused once too old to trust", async () => {
+    let now = 1_000_000;
+    let listing: string[] = [`file:///r/${A.id}.yaml`];
+    let lists = 0;
+    let failing = false;
+    const texts: Record<string, string> = {
+      [`file:///r/${A.id}.yaml`]: entry(A),
+      [`file:///r/${B.id}.yaml`]: entry(B, { virtualCluster: { name: B.id, namespace: SHARED } }),
+    };
+    const registry = new StoreTenantRegistry(
+      'file:///r/',
+      async (uri) => texts[uri],
+      async () => '{}',
+      { now: () => now },
+      async () => {
+        lists++;
+        if (failing) throw new Error('store down');
+        return listing;
+      },
+    );
+    expect([...(await registry.index()).controlPlanes.keys()]).toEqual([HOST_NS]);
+    listing = [...listing, `file:///r/${B.id}.yaml`];
+    now += 31_000;
+    // Past its cache time the index still answers at once, and a new one is built meanwhile.
+    expect([...(await registry.index()).controlPlanes.keys()]).toEqual([HOST_NS]);
+    await vi.waitFor(async () =>
+      expect([...(await registry.index()).controlPlanes.keys()]).toContain(SHARED),
+    );
+    expect(lists).toBe(2);
+    failing = true;
+    now += 301_000;
+    await expect(registry.index()).rejects.toBeInstanceOf(RegistryUnavailableError);
   });
 
   it('tenants check reports a host namespace pattern covering another tenant control plane', async () => {
