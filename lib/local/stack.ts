@@ -33,6 +33,7 @@ import { startFunctionThread } from './function-thread.ts';
 import { type FaultInjection, type LambdaEndpoint, startLambdaEndpoint } from './lambda.ts';
 import type { LocalFunction } from './lambda-functions.ts';
 import { type ObjectStore, startObjectStore } from './objectstore.ts';
+import { deployedFunction } from './serverless-function.ts';
 
 /** The function's full name, as `serverless deploy` names it (`<service>-<stage>-<function>`). */
 export const LOCAL_FUNCTION_NAME = 'endpoint-sync-dev-sync';
@@ -252,15 +253,21 @@ async function localLambda(
   options: StackOptions,
   closers: Array<() => Promise<unknown>>,
 ): Promise<{ lambda: LambdaEndpoint; sealer: EventSealer; invoker: LambdaInvoker }> {
+  const deployed = deployedFunction('sync');
   const lambda = await startLambdaEndpoint({
     ...(options.lambdaFaults ? { faults: options.lambdaFaults } : {}),
     ...(options.lambdaPort === undefined ? {} : { port: options.lambdaPort }),
     echoFunctionOutput: echo,
+    // Described and timed out as serverless.yml deploys it (get-function-configuration shows it).
+    timeoutMs: deployed.timeoutSeconds * 1000,
     functions: {
       [LOCAL_FUNCTION_NAME]: {
         handler,
-        description: 'endpoint-sync - plan and apply host writes for a batch of virtual objects',
-        handlerName: 'dist/functions/sync.handler',
+        description: deployed.description,
+        handlerName: deployed.handlerName,
+        runtime: deployed.runtime,
+        memorySize: deployed.memorySize,
+        architecture: deployed.architecture,
       },
     },
   });
