@@ -129,6 +129,26 @@ async function expectRefused(s: Stack, payload: unknown, code: string): Promise<
   for (const r of result.results) expect(r.reason).not.toContain(CANARY);
 }
 
+/** What `run` wrote to stdout and stderr (the function's log lines), kept from the terminal. */
+async function capturedOutput(run: () => Promise<void>): Promise<string[]> {
+  const lines: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  const writeErr = process.stderr.write.bind(process.stderr);
+  const capture = ((chunk: string) => {
+    lines.push(String(chunk));
+    return true;
+  }) as typeof process.stdout.write;
+  process.stdout.write = capture;
+  process.stderr.write = capture;
+  try {
+    await run();
+  } finally {
+    process.stdout.write = write;
+    process.stderr.write = writeErr;
+  }
+  return lines;
+}
+
 describe('signed events over a tenant registry', () => {
   it('applies an event signed with the tenant key, taking identity and config from the registry', async () => {
     const s = await registryStack();
@@ -413,24 +433,12 @@ describe('signed events over a tenant registry', () => {
   });
 
   it('logs refusals with the code and the claimed tenant, never event data', async () => {
-    const lines: string[] = [];
-    const write = process.stdout.write.bind(process.stdout);
-    const writeErr = process.stderr.write.bind(process.stderr);
-    const capture = ((chunk: string) => {
-      lines.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write;
-    process.stdout.write = capture;
-    process.stderr.write = capture;
-    try {
+    const lines = await capturedOutput(async () => {
       const s = await registryStack({}, { telemetry: { logLevel: 'INFO', metrics: false } });
       await s.invoke(
         sealed(event([item('a', 'db', endpoints('db', { labels: { x: CANARY } }))]), B.key),
       );
-    } finally {
-      process.stdout.write = write;
-      process.stderr.write = writeErr;
-    }
+    });
     const text = lines.join('');
     expect(text).toContain('event refused');
     expect(text).toContain('tenant-mismatch');
@@ -944,22 +952,10 @@ describe('round three: nonces, unknown tenants and the claimed tenant', () => {
   });
 
   it('logs an unproven tenant as claimedTenant, never as tenant', async () => {
-    const lines: string[] = [];
-    const write = process.stdout.write.bind(process.stdout);
-    const writeErr = process.stderr.write.bind(process.stderr);
-    const capture = ((chunk: string) => {
-      lines.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write;
-    process.stdout.write = capture;
-    process.stderr.write = capture;
-    try {
+    const lines = await capturedOutput(async () => {
       const s = await registryStack({}, { telemetry: { logLevel: 'INFO', metrics: false } });
       await s.invoke(sealed(one(), { ...B.key, tenant: A.id }));
-    } finally {
-      process.stdout.write = write;
-      process.stderr.write = writeErr;
-    }
+    });
     const refused = lines
       .flatMap((l) => l.split('\n'))
       .filter((l) => l.includes('event refused'))
