@@ -214,6 +214,13 @@ ${endpoints}    expect:
     const r = await run([dup]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(new RegExp(`${dup}:2:1: error: .*config`));
+    const deep = await testFile('deep.test.yaml', `config: ${'['.repeat(80)}${']'.repeat(80)}\n`);
+    const d = await run([deep]);
+    expect(d.code).toBe(2);
+    expect(d.err).toContain(`${deep}:1:`);
+    expect(d.err).toContain(
+      'error: the test file nests mappings and lists more than 64 levels deep',
+    );
     const syntax = await testFile('syntax.test.yaml', 'config: [config.yaml\ncases: x\n');
     const s = await run([syntax]);
     expect(s.code).toBe(2);

@@ -81,6 +81,10 @@ export function readTestFile(text: string, file: string): TestFile {
     configAt: { line: 1, column: 1 },
   };
   const read = readYaml(text, lineCounter, reporter);
+  // The reader's limits are the configuration's, and so are its words for the file.
+  for (const d of reporter.diagnostics) {
+    d.message = d.message.replace(/^the configuration\b/, 'the test file');
+  }
   if (read === undefined) return { ...result, diagnostics: finishedDiagnostics(reporter) };
   const { doc, facts } = read;
   const nodes = nodesByPath(doc.contents, (alias) => facts.aliases.get(alias));
