@@ -9,23 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CommandIO } from '../../lib/cli/command.ts';
 import { main } from '../../lib/cli/main.ts';
 import { lineDiff } from '../../lib/cli/patch-tests/line-diff.ts';
 import { contains, projected } from '../../lib/cli/patch-tests/run-cases.ts';
 import { bufferIO } from './buffer-io.ts';
-
-/** An IO over the real file system (test files in a temporary folder). */
-function fsIO(): CommandIO & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    stdout: { write: (chunk: string) => (io.out += chunk) },
-    stderr: { write: (chunk: string) => (io.err += chunk) },
-    readFile: (path: string) => readFile(path, 'utf8'),
-  };
-  return io;
-}
 
 const config = `sync:
   toHost:
@@ -53,7 +40,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function run(args: string[], io = fsIO()) {
+async function run(args: string[], io = bufferIO()) {
   const code = await main(['test', ...args], io);
   return { code, out: io.out, err: io.err };
 }
@@ -66,7 +53,7 @@ async function testFile(name: string, text: string): Promise<string> {
 
 describe('endpoint-sync test', () => {
   it('passes on the shipped examples', async () => {
-    const r = await run(['examples/tests/'], bufferIO());
+    const r = await run(['examples/tests/']);
     expect(r.err).not.toContain('error');
     expect(r.out).toContain('PASS the db Endpoints get prefixed labels');
     expect(r.out).not.toContain('FAIL');
@@ -163,7 +150,7 @@ ${endpoints}    expect:
 `,
     );
     await writeFile(join(dir, 'db.yaml'), endpoints.replace(/^ {6}/gm, ''));
-    const rendered = fsIO();
+    const rendered = bufferIO();
     expect(
       await main(
         ['render', '--config', join(dir, 'loop.yaml'), '--object', join(dir, 'db.yaml')],
