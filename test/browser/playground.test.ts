@@ -6,7 +6,7 @@
  * table updates live and opens each object in the editors. Each test keeps a screenshot in
  * test/artifacts/playground/ for a person to look at.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluatePlayground } from '../../lib/cli/commands/playground.ts';
@@ -15,27 +15,37 @@ import { main } from '../../lib/cli/main.ts';
 import { createObjects } from '../../lib/local/demo.ts';
 import { type Stack, startStack } from '../../lib/local/stack.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
-import {
-  type PlaygroundServer,
-  type PlaygroundState,
-  startPlaygroundServer,
-} from '../../lib/playground/index.ts';
+import { type PlaygroundServer, startPlaygroundServer } from '../../lib/playground/index.ts';
 import { bufferIO } from '../cli/buffer-io.ts';
+import { exampleState } from '../playground/example-state.ts';
 import { launchChromium } from './chromium.ts';
 
 const root = new URL('../../', import.meta.url);
 const ARTIFACTS = new URL('test/artifacts/playground/', root);
-const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
+const example = exampleState();
 
-const example: PlaygroundState = {
-  config: read('examples/endpoints.yaml'),
-  object: read('examples/objects/db-endpoints.yaml'),
-  companion: read('examples/objects/db-service.yaml'),
-  direction: 'toHost',
-  name: '',
-  namespace: '',
-  markerDomain: '',
+/**
+ * The little of the DOM that the functions below run in the page use. The project compiles
+ * against Node's types only; these declarations stay in this module.
+ */
+interface PageElement {
+  id: string;
+  value: string;
+  tagName: string;
+  selectionStart: number;
+  labels?: { length: number } | null;
+  setSelectionRange(from: number, to: number): void;
+  getBoundingClientRect(): { top: number; bottom: number };
+}
+declare const document: {
+  body: { dataset: Record<string, string | undefined> };
+  documentElement: { scrollWidth: number };
+  activeElement: PageElement | null;
+  getElementById(id: string): PageElement | null;
+  querySelectorAll(selector: string): Iterable<PageElement>;
 };
+declare const window: { innerWidth: number };
+declare const location: { hash: string };
 
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let server: PlaygroundServer;
@@ -72,7 +82,7 @@ async function typeAt(page: Page, id: string, offset: number, text: string, sele
   await page.locator(`#${id}`).focus();
   await page
     .locator(`#${id}`)
-    .evaluate((el: HTMLTextAreaElement, [from, to]) => el.setSelectionRange(from, to), [
+    .evaluate((el: PageElement, [from, to]) => el.setSelectionRange(from, to), [
       offset,
       offset + select,
     ] as const);
@@ -137,7 +147,7 @@ describe('the playground page', () => {
     await page.locator('#config-problems li.error button').first().click();
     const caretLine = await page
       .locator('#config')
-      .evaluate((el: HTMLTextAreaElement) =>
+      .evaluate((el: PageElement) =>
         el === document.activeElement
           ? el.value.slice(0, el.selectionStart).split('\n').length
           : -1,
@@ -202,8 +212,8 @@ describe('the playground page', () => {
     // Every field has a label a screen reader announces; the answer is announced politely.
     const unlabelled = await page.evaluate(() =>
       [...document.querySelectorAll('textarea, input')]
-        .filter((el) => (el as HTMLInputElement).labels?.length === 0)
-        .map((el) => el.id || (el as HTMLInputElement).value),
+        .filter((el) => el.labels?.length === 0)
+        .map((el) => el.id || el.value),
     );
     expect(unlabelled).toEqual([]);
     expect(await page.locator('#result-status').getAttribute('aria-live')).toBe('polite');
@@ -213,8 +223,8 @@ describe('the playground page', () => {
     for (let i = 0; i < 40; i++) {
       await page.keyboard.press('Tab');
       const id = await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
-        return el?.id || (el as HTMLInputElement | null)?.value || el?.tagName || '';
+        const el = document.activeElement;
+        return el?.id || el?.value || el?.tagName || '';
       });
       order.push(id);
       if (id === 'result') break;
@@ -296,7 +306,7 @@ describe('the running stack under dev', () => {
 
     await row('endpoints/default/cart').locator('a').click();
     await page.waitForFunction(() =>
-      (document.getElementById('object') as HTMLTextAreaElement).value.includes('name: cart'),
+      (document.getElementById('object')?.value ?? '').includes('name: cart'),
     );
     await settled(page);
     expect(await page.locator('#companion').inputValue()).toContain('kind: Service');

@@ -19,26 +19,12 @@ import {
   MAX_BODY_BYTES,
   MAX_PENDING_EVALUATIONS,
   type PlaygroundServer,
-  type PlaygroundState,
   startPlaygroundServer,
 } from '../../lib/playground/index.ts';
 import { bufferIO } from '../cli/buffer-io.ts';
+import { exampleState, repositoryFile } from './example-state.ts';
 
-const root = new URL('../../', import.meta.url);
-const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
-
-function exampleState(overrides: Partial<PlaygroundState> = {}): PlaygroundState {
-  return {
-    config: read('examples/endpoints.yaml'),
-    object: read('examples/objects/db-endpoints.yaml'),
-    companion: read('examples/objects/db-service.yaml'),
-    direction: 'toHost',
-    name: '',
-    namespace: '',
-    markerDomain: '',
-    ...overrides,
-  };
-}
+const read = repositoryFile;
 
 /** One raw HTTP request, with the headers a test chooses (fetch would set Host and Origin). */
 function raw(
@@ -225,7 +211,7 @@ describe('the server', () => {
 
 describe('the page fetches nothing from outside', () => {
   it('names no other site in its files', () => {
-    const dir = new URL('lib/playground/static/', root);
+    const dir = new URL('../../lib/playground/static/', import.meta.url);
     for (const file of readdirSync(dir)) {
       const text = readFileSync(new URL(file, dir), 'utf8');
       expect(text, file).not.toMatch(/https?:\/\/|\/\/[a-z0-9.-]+\.[a-z]{2,}\//i);
