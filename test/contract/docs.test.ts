@@ -24,14 +24,18 @@ describe('docs/contracts.md examples', () => {
   });
 
   it('the signed event example is a real one: it verifies under the example key and holds the event above', () => {
-    const after = (marker: string) => {
+    const jsonBlockAfter = (marker: string) => {
       const at = doc.indexOf(`<!-- ${marker} -->`);
       expect(at, marker).toBeGreaterThan(0);
       const open = doc.indexOf('\n', doc.indexOf('```', at)) + 1;
       return JSON.parse(doc.slice(open, doc.indexOf('```', open)));
     };
-    const key = after('signed-event-key') as { tenant: string; keyId: string; key: string };
-    const envelope = after('signed-event-example');
+    const key = jsonBlockAfter('signed-event-key') as {
+      tenant: string;
+      keyId: string;
+      key: string;
+    };
+    const envelope = jsonBlockAfter('signed-event-example');
     expect(signedEventIssues(envelope)).toEqual([]);
     expect(envelope).toMatchObject({ tenant: key.tenant, keyId: key.keyId });
     expect(verifySignature(envelope, Buffer.from(key.key, 'base64'))).toBe(true);
