@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluatePlayground } from '../../lib/cli/commands/playground.ts';
+import playground, { evaluatePlayground } from '../../lib/cli/commands/playground.ts';
 import { main } from '../../lib/cli/main.ts';
 import {
   changedLines,
@@ -19,6 +19,7 @@ import {
   MAX_BODY_BYTES,
   MAX_PENDING_EVALUATIONS,
   type PlaygroundServer,
+  type PlaygroundState,
   startPlaygroundServer,
 } from '../../lib/playground/index.ts';
 import { bufferIO } from '../cli/buffer-io.ts';
@@ -393,5 +394,51 @@ describe('the live table', () => {
       'endpoints/default/db unchanged',
       'endpoints/default/db parked',
     ]);
+  });
+});
+
+describe('endpoint-sync playground', () => {
+  it('serves the files its flags name until it is stopped, and says so', async () => {
+    let stop: (signal: string) => void = () => {};
+    const original = playground.stop;
+    playground.stop = () => new Promise((resolve) => (stop = resolve));
+    try {
+      const io = bufferIO({ 'my.yaml': 'sync:\n  toHost:\n    endpoints:\n      enabled: true\n' });
+      const running = main(['playground', '--port', '0', '--config', 'my.yaml'], io);
+      await expect.poll(() => io.out, { timeout: 10_000 }).toMatch(/open http:\/\/127\.0\.0\.1:/);
+      const url = /open (http:\/\/\S+)/.exec(io.out)?.[1] ?? '';
+      const initial = (await (await fetch(`${url}api/initial`)).json()) as PlaygroundState;
+      expect(initial.config).toContain('enabled: true');
+      expect(initial.object).toBe(repositoryFile('examples/objects/db-endpoints.yaml'));
+      stop('SIGINT');
+      expect(await running).toBe(0);
+      expect(io.out).toContain('SIGINT: stopping');
+      await expect(fetch(url)).rejects.toThrow();
+    } finally {
+      playground.stop = original;
+    }
+  });
+
+  it('names the flag of a bad port, a port in use and an unreadable file', async () => {
+    const bad = bufferIO();
+    expect(await main(['playground', '--port', 'x'], bad)).toBe(1);
+    expect(bad.err).toContain('--port must be a port number (0-65535), not "x"');
+    const missing = bufferIO();
+    expect(await main(['playground', '--object', 'no/such.yaml'], missing)).toBe(1);
+    expect(missing.err).toContain('cannot read --object no/such.yaml');
+    const held = await startPlaygroundServer({
+      port: 0,
+      initial: async () => exampleState(),
+      evaluate: evaluatePlayground,
+    });
+    try {
+      const taken = bufferIO();
+      expect(await main(['playground', '--port', String(held.port)], taken)).toBe(1);
+      expect(taken.err).toContain(
+        `port ${held.port} on 127.0.0.1 is in use; pick another with --port`,
+      );
+    } finally {
+      await held.close();
+    }
   });
 });
