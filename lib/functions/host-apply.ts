@@ -639,6 +639,18 @@ function describeWritten(written: HostWriteSummary[]): string {
   return `; already written: ${written.map(describeWrite).join(', ')}`;
 }
 
+/**
+ * The namespace a write was refused for because it does not exist (the API server's 404 names
+ * the namespace, not the object), else `undefined`.
+ */
+function missingNamespaceOf(err: unknown): string | undefined {
+  if (!(err instanceof NotFoundError)) return undefined;
+  const details = err.status.details;
+  return details?.kind === 'namespaces' && typeof details.name === 'string'
+    ? details.name
+    : undefined;
+}
+
 function hostFailure(
   err: unknown,
   phase: 'read' | 'write',
@@ -646,6 +658,15 @@ function hostFailure(
   written: HostWriteSummary[],
 ): { status: 'failed'; reasonCode: string; reason: string; retryable: boolean } {
   if (err instanceof UnauthorizedError) env.onUnauthorized?.();
+  const missing = missingNamespaceOf(err);
+  if (missing !== undefined) {
+    return {
+      status: 'failed',
+      reasonCode: 'host-namespace-missing',
+      reason: `host namespace "${missing}" does not exist; the function does not create namespaces: the platform operator creates each host namespace the virtual cluster's namespaces map to, with the function's RoleBinding in it (docs/operations.md, "Host namespaces in multi-namespace mode"); the object syncs at the next resync or change after that${describeWritten(written)}`,
+      retryable: false,
+    };
+  }
   if (err instanceof KubeApiError) {
     const code =
       err.code === 429

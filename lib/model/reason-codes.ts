@@ -50,6 +50,7 @@ export const FAILURE_CODES = [
   'host-unavailable',
   'host-read-failed',
   'host-write-failed',
+  'host-namespace-missing',
   'host-credentials',
   'config-unavailable',
   'config-invalid',
