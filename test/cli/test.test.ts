@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { main } from '../../lib/cli/main.ts';
 import { lineDiff } from '../../lib/cli/patch-tests/line-diff.ts';
 import { contains, projected } from '../../lib/cli/patch-tests/run-cases.ts';
@@ -135,6 +136,35 @@ ${endpoints}    expect:
     expect(r.out).toContain('+ reverse-synced');
     expect(r.out).not.toContain('object: expected');
     expect(r.code).toBe(1);
+  });
+
+  it('takes the existing host copy into account: a copy already in sync is unchanged', async () => {
+    const first = await testFile(
+      'host.test.yaml',
+      `config: config.yaml\ncases:\n  - name: new\n    object:\n${endpoints}`,
+    );
+    await run([first, '--update']);
+    const recorded = parse(await readFile(first, 'utf8')) as {
+      cases: { expect: { object: unknown } }[];
+    };
+    const host = recorded.cases[0]!.expect.object;
+    const file = await testFile(
+      'host2.test.yaml',
+      stringify({
+        config: 'config.yaml',
+        cases: [
+          {
+            name: 'in sync',
+            object: parse(endpoints.replace(/^ {6}/gm, '')),
+            hostObject: host,
+            expect: { status: 'unchanged', reasonCode: 'in-sync', object: host },
+          },
+        ],
+      }),
+    );
+    const r = await run([file]);
+    expect(r.out).toContain('PASS in sync');
+    expect(r.code).toBe(0);
   });
 
   it('renders through render: a runaway expression fails with the message render prints', async () => {
