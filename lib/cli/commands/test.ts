@@ -141,9 +141,10 @@ async function runFile(
     namespace: vc.namespace,
     'marker-domain': vc.markerDomain,
   });
-  const cases: CaseOutcome[] = contents.cases.map((testCase, i) =>
-    runCase(renderer, config, identity, testCase, i, test.caseLines[i] ?? 1),
-  );
+  const cases: CaseOutcome[] = [];
+  for (const [i, testCase] of contents.cases.entries()) {
+    cases.push(await runCase(renderer, config, identity, testCase, i, test.caseLines[i] ?? 1));
+  }
   let updated = 0;
   if (update && test.doc) {
     const newText = updatedText(text, test.doc, contents.cases, cases);

@@ -53,15 +53,18 @@ export function passed(outcome: CaseOutcome): boolean {
   return outcome.error === undefined && outcome.mismatches.length === 0;
 }
 
-/** Renders and checks one case. */
-export function runCase(
+/**
+ * Renders and checks one case. Awaits the renderer, so that an evaluation moved off this thread
+ * (a watchdog's worker) needs no change here.
+ */
+export async function runCase(
   renderer: Renderer,
   config: SyncConfig,
   identity: VirtualClusterIdentity,
   testCase: TestCase,
   index: number,
   line: number,
-): CaseOutcome {
+): Promise<CaseOutcome> {
   const started = performance.now();
   const outcome = (rest: Partial<CaseOutcome>): CaseOutcome => ({
     index,
@@ -75,7 +78,7 @@ export function runCase(
   const input = cloneJson(testCase);
   let actual: ActualResult;
   try {
-    const rendered = renderer.render({
+    const rendered = await renderer.render({
       config,
       identity,
       direction: input.direction ?? 'toHost',
