@@ -215,6 +215,8 @@ const dev: Command & { stop: StopSignal } = {
       // --verbose also prints its lines here.
       telemetry: { logLevel: 'INFO', metrics: false },
       echoFunctionLogs: verbose,
+      // Started below, once the playground's table listens for its first results.
+      startForwarder: false,
       ...(verbose ? { logger: createLogger() } : {}),
     }).catch((err: unknown) => {
       throw portInUse(err) ?? binariesMissing(err) ?? err;
@@ -224,6 +226,7 @@ const dev: Command & { stop: StopSignal } = {
       playground = await startDevPlayground(stack, playgroundPort).catch((err: unknown) => {
         throw portInUse(err) ?? err;
       });
+      await stack.forwarder.start();
       line(io);
       for (const text of stackBanner({ ...stack, playground }, LOCAL_FUNCTION_NAME)) {
         line(io, text);
