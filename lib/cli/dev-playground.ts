@@ -10,7 +10,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { stringify } from 'yaml';
 import type { KubeClient } from '../kube/index.ts';
 import { NotFoundError } from '../kube/index.ts';
-import { type KubeObject, parseResourceKey } from '../model/index.ts';
+import { type KubeObject, parseResourceKey, type VirtualClusterIdentity } from '../model/index.ts';
 import {
   LiveTable,
   type PlaygroundServer,
@@ -19,7 +19,6 @@ import {
   startPlaygroundServer,
 } from '../playground/index.ts';
 import { kindOfResource, resourceByPlural } from '../sync/index.ts';
-import type { VirtualClusterIdentity } from '../sync/types.ts';
 import { evaluatePlayground } from './commands/playground.ts';
 
 /** The parts of a running stack the playground reads (a `Stack` has them all). */
