@@ -50,6 +50,8 @@ function markers(name: string, virtual: KubeObject, managed: string[]): Record<s
     [`${D}/object-host-namespace`]: HNS,
     [`${D}/managed-annotations`]: [...managed].sort().join('\n'),
     [`${D}/last-applied`]: expect.any(String),
+    // When the signed event the copy was written from was signed (docs/security.md, "Replays").
+    [`${D}/event-time`]: expect.stringMatching(/^\d+$/),
   };
 }
 
