@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import playground, { evaluatePlayground } from '../../lib/cli/commands/playground.ts';
 import { main } from '../../lib/cli/main.ts';
 import {
@@ -323,6 +324,23 @@ describe('an evaluation is render and validate', () => {
 });
 
 describe('changed lines', () => {
+  const objects = fc.dictionary(
+    fc.string({ minLength: 1, maxLength: 8 }),
+    fc.jsonValue({ maxDepth: 3 }),
+    { minKeys: 1, maxKeys: 6 },
+  );
+
+  it('marks nothing when the object did not change, and every line when all of it is new (property)', () => {
+    fc.assert(
+      fc.property(objects, (object) => {
+        const yaml = stringify(object);
+        expect(changedLines(structuredClone(object), yaml)).toEqual([]);
+        const lines = yaml.replace(/\n$/, '').split('\n').length;
+        expect(changedLines({}, yaml)).toEqual(Array.from({ length: lines }, (_, i) => i + 1));
+      }),
+    );
+  });
+
   it('marks new keys, changed scalars and new list items, from the key on', () => {
     const before = { metadata: { name: 'a', labels: { app: 'db' } }, subsets: [{ x: 1 }] };
     const after = [
