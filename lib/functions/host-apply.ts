@@ -30,6 +30,7 @@ import type { Evaluator, ObjectRef } from '../patches/types.ts';
 import {
   hostKeyOf,
   ownsHostNamespace,
+  ownsInOtherLayout,
   type Plan,
   type PlanInput,
   resourceByPlural,
@@ -403,10 +404,14 @@ async function planWithReferences(
       },
     });
     const missing = namedHostRefs(plan).filter((ref) => !hostRefs.has(refId(ref)));
+    // The item's copy under the other namespace layout is read where that layout writes.
+    const otherLayout = plan.otherLayout && refId(plan.otherLayout);
     const readable = missing.filter(
       (ref) =>
         findResource(ref.apiVersion, ref.kind) !== undefined &&
-        ownsHostNamespace(ref.namespace, env.identity, env.config) &&
+        (refId(ref) === otherLayout
+          ? ownsInOtherLayout(ref.namespace, env)
+          : ownsHostNamespace(ref.namespace, env.identity, env.config)) &&
         (!env.scope ||
           withinScope(env.scope, {
             resource: findResource(ref.apiVersion, ref.kind)!.plural,
@@ -435,6 +440,7 @@ function namedHostRefs(plan: Plan): ObjectRef[] {
   for (const report of plan.reports)
     for (const r of report.references) out.set(refId(r.host), r.host);
   for (const r of plan.references ?? []) out.set(refId(r.host), r.host);
+  if (plan.otherLayout) out.set(refId(plan.otherLayout), plan.otherLayout);
   return [...out.values()];
 }
 

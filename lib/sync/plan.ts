@@ -45,11 +45,12 @@ import {
   sectionOf,
   validatePlanInput,
 } from './plan-input.ts';
+import { ownsInOtherLayout, planOtherLayoutRemoval } from './plan-layout.ts';
 import { planReferenceCopies, planReferenceItem } from './plan-references.ts';
 import { type ReferenceLookups, syncReferences } from './references.ts';
 import { hostChanges } from './three-way.ts';
 import { appliedMetadataOf, controlledByOf, lastAppliedOf } from './translate.ts';
-import type { HostWrite, ObjectKey, Plan, PlanReference } from './types.ts';
+import type { HostWrite, ObjectKey, Plan } from './types.ts';
 
 export type { PlanEnv, PlanInput } from './plan-input.ts';
 
@@ -108,8 +109,11 @@ export function planSync(input: PlanInput, env: PlanEnv): Plan {
   }
 }
 
-function withReferences(draft: PlanDraft): { references?: PlanReference[] } {
-  return draft.references.length > 0 ? { references: draft.references } : {};
+function withReferences(draft: PlanDraft): Pick<Plan, 'references' | 'otherLayout'> {
+  return {
+    ...(draft.references.length > 0 ? { references: draft.references } : {}),
+    ...(draft.otherLayout ? { otherLayout: draft.otherLayout } : {}),
+  };
 }
 
 function failed(
@@ -228,8 +232,25 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
     env,
     draft,
   );
-  draft.hostWrites.push(...outcome.writes, ...legacyRemovals);
-  assertOwnedWrites(draft, ctx);
+  // A namespace-mode switch: the copy the other layout made goes once this one is written. Only
+  // looked for while this layout has no copy of ours (the first sync after a switch), so that a
+  // steady resync reads nothing more.
+  const layoutRemoval = target.state?.managed
+    ? undefined
+    : planOtherLayoutRemoval({
+        resource: input.resource,
+        kind,
+        key,
+        ctx,
+        hostLookups: translation.lookups.host,
+        draft,
+      });
+  draft.hostWrites.push(
+    ...outcome.writes,
+    ...legacyRemovals,
+    ...(layoutRemoval ? [layoutRemoval] : []),
+  );
+  assertOwnedWrites(draft, ctx, layoutRemoval);
 
   const status = draft.hostWrites.length + draft.virtualWrites.length > 0 ? 'write' : 'unchanged';
   const reasonCode =
@@ -311,6 +332,26 @@ function planSkip(input: PlanInput, target: Target, skip: SkipReason, draft: Pla
     const reason = `${skip.message}; deleting host copy ${hostWhere}`;
     draft.hostWrites.push(deleteWrite(input.resource, host, reason));
     return { status: 'write', reasonCode: skip.code, reason };
+  }
+  // A virtual object deleted after a namespace-mode switch: its copy may be in the other layout.
+  const layoutRemoval =
+    target.virtual === null
+      ? planOtherLayoutRemoval({
+          resource: input.resource,
+          kind: target.kind,
+          key: target.key,
+          ctx: target.ctx,
+          hostLookups: input.references?.host ?? [],
+          draft,
+        })
+      : undefined;
+  if (layoutRemoval) {
+    draft.hostWrites.push(layoutRemoval);
+    return {
+      status: 'write',
+      reasonCode: skip.code,
+      reason: `${skip.message}; ${layoutRemoval.reason}`,
+    };
   }
   if (target.virtual === null) {
     return {
@@ -489,11 +530,16 @@ function companionsOf(input: PlanInput): CompanionObjects {
 }
 
 /** Last line of defence: no host write may leave the virtual cluster's own host namespaces. */
-function assertOwnedWrites(draft: PlanDraft, ctx: SyncContext): void {
+function assertOwnedWrites(draft: PlanDraft, ctx: SyncContext, layoutRemoval?: HostWrite): void {
   for (const write of draft.hostWrites) {
     const namespace =
       write.verb === 'delete' ? write.namespace : (write.object.metadata.namespace ?? '');
-    if (!ownsHostNamespace(namespace, ctx.identity, ctx.config)) {
+    // The one delete of a copy the other namespace mode made lands where that mode writes.
+    const owned =
+      write === layoutRemoval
+        ? ownsInOtherLayout(namespace, ctx)
+        : ownsHostNamespace(namespace, ctx.identity, ctx.config);
+    if (!owned) {
       throw new PlanStop({
         status: 'failed',
         reasonCode: 'namespace-denied',

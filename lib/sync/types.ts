@@ -36,6 +36,12 @@ export interface Plan {
   /** The objects reference patches named, and what the plan does about each (when any). */
   references?: PlanReference[];
   /**
+   * Where the other namespace mode (`sync.toHost.namespaces.enabled` switched) put the item's
+   * own copy, while the layout in force has none of ours: the caller reads it there and plans
+   * again, so that a copy left there is removed (`plan-layout.ts`).
+   */
+  otherLayout?: ObjectRef;
+  /**
    * A part of the sync that failed while the rest of the plan (its `status` and writes) is
    * still carried out: today the fromHost direction, whose failure cannot change what the
    * toHost direction writes (docs/sync.md, "A failing direction never blocks the other"). The

@@ -216,8 +216,12 @@ ${endpoints}    expect:
   - name: one
 `,
     );
-    const r = await run([file]);
+    const report = join(dir, 'junit.xml');
+    const r = await run([file, '--junit', report]);
     expect(r.code).toBe(2);
+    const xml = await readFile(report, 'utf8');
+    expect(xml).toContain('tests="0" failures="0" errors="1"');
+    expect(xml).toContain('<error message="the test file is invalid;');
     expect(r.err).toContain(`${file}:12:7: error: is not allowed here`);
     expect(r.err).toMatch(/staus/);
     expect(r.err).toMatch(
