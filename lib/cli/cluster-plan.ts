@@ -33,6 +33,7 @@ import {
   type HostWrite,
   ITEM_KINDS,
   kindResource,
+  otherLayoutNamespaces,
   type Plan,
   type PlanStatus,
   REFERENCE_RESOURCES,
@@ -206,10 +207,32 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
   const keys = resyncKeys(itemTypes, virtualByResource, hostItems, identity);
   const event = dryRunEvent(keys, virtualByResource, referenced, identity);
 
+  // The copies a namespace-mode switch removes are where the other mode put them: those
+  // namespaces are listed once too (our copies only), instead of a get per key there.
+  const otherLayout = otherLayoutNamespaces(
+    new Set(items.flat().map((item) => item.metadata.namespace ?? '')),
+    { identity, config: o.config },
+  );
+  const otherListed = await Promise.all(
+    otherLayout.map((namespace) =>
+      Promise.all(
+        itemTypes.map((type) =>
+          o.host
+            .listAll(type, {
+              namespace,
+              labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
+            })
+            .then((list) => [type, list.items] as const),
+        ),
+      ).then((listed) => [namespace, listed] as const),
+    ),
+  );
   const host = listedReads(
     o.host,
-    identity.hostNamespace,
-    itemTypes.map((type, i) => [type, hostItems[i]!] as const),
+    new Map([
+      [identity.hostNamespace, itemTypes.map((type, i) => [type, hostItems[i]!] as const)],
+      ...otherListed,
+    ]),
   );
   let done = 0;
   const total = event.items.length;
@@ -287,25 +310,27 @@ export function hasChanges(summary: ClusterPlanSummary): boolean {
 }
 
 /**
- * `client`, whose `get` of one of the `listed` resources in `namespace` answers from its list
+ * `client`, whose `get` of one of the `listed` resources in a listed namespace answers from its list
  * (made moments before): the plans of thousands of keys read their host copies without a request
  * each. Everything else goes to the API server.
  */
 function listedReads(
   client: KubeClient,
-  namespace: string,
-  listed: readonly (readonly [ResourceType, KubeObject[]])[],
+  listed: ReadonlyMap<string, readonly (readonly [ResourceType, readonly KubeObject[]])[]>,
 ): KubeClient {
   const byResource = new Map(
-    listed.map(([type, objects]) => [
-      `${type.group}/${type.plural}`,
-      new Map(objects.map((item) => [item.metadata.name ?? '', item])),
-    ]),
+    [...listed].flatMap(([namespace, lists]) =>
+      lists.map(([type, objects]) => [
+        `${namespace}/${type.group}/${type.plural}`,
+        new Map(objects.map((item) => [item.metadata.name ?? '', item])),
+      ]),
+    ),
   );
   const reader = Object.create(client) as KubeClient;
   reader.get = (async (type: ResourceType, name: string, options: { namespace?: string } = {}) => {
-    const byName = byResource.get(`${type.group}/${type.plural}`);
-    if (byName === undefined || options.namespace !== namespace) {
+    const namespace = options.namespace ?? '';
+    const byName = byResource.get(`${namespace}/${type.group}/${type.plural}`);
+    if (byName === undefined) {
       return client.get(type, name, options);
     }
     const found = byName.get(name);

@@ -46,6 +46,7 @@ export {
   type PlanInput,
   validatePlanInput,
 } from './plan-input.ts';
+export { otherLayoutNamespaces, ownsInOtherLayout } from './plan-layout.ts';
 export {
   type ReferenceLookups,
   referenceHostKey,

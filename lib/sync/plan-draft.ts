@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '../model/index.ts';
 import { getOwn, jsonEqual } from '../model/index.ts';
-import type { PatchReport } from '../patches/types.ts';
+import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import type { SyncReferenceTranslator } from './references.ts';
 import type { HostWrite, Plan, PlanReference, VirtualWrite } from './types.ts';
@@ -15,6 +15,8 @@ export interface PlanDraft {
   virtualWrites: VirtualWrite[];
   reports: PatchReport[];
   references: PlanReference[];
+  /** The key of the item's copy under the other namespace layout, to read (`Plan.otherLayout`). */
+  otherLayout?: ObjectRef;
   /** Extra sentences for the plan's reason (e.g. a missing referenced object). */
   notes: string[];
   /** A part of the sync that failed while the rest goes ahead (see {@link Plan.failedPart}). */

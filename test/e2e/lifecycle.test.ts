@@ -208,15 +208,13 @@ async function modeStack(
   mode: Mode,
   options: { watchHostNamespaces?: boolean } = {},
 ): Promise<{ stack: Stack; text: string; results: Map<string, ItemResult> }> {
-  const hostNamespaces = mode === 'multi' && options.watchHostNamespaces !== false;
+  // Both layouts' namespaces are watched by default, as after a mode switch they must be.
+  const hostNamespaces = options.watchHostNamespaces !== false;
   const stack = await startTestStack({
     forwarder: hostNamespaces ? { hostNamespaces: [MULTI_HOST_NS] } : {},
   });
   cleanups.push(() => stack.close());
-  if (
-    mode === 'multi' &&
-    !(await getOrUndefined(stack.host.client, RESOURCES.namespaces, MULTI_HOST_NS, ''))
-  ) {
+  if (!(await getOrUndefined(stack.host.client, RESOURCES.namespaces, MULTI_HOST_NS, ''))) {
     await stack.host.client.create(RESOURCES.namespaces, {
       apiVersion: 'v1',
       kind: 'Namespace',
@@ -333,5 +331,50 @@ describe.each(MODES)('lifecycle in %s-namespace mode', (mode) => {
     const c = await hostAgrees(stack, renamed);
     expect(c.expected).toBe(2);
     expect(stack.forwarder.metrics.configChanges).toBeDefined();
+  });
+});
+
+describe('switching namespace modes', () => {
+  it('moves every copy to the new layout and removes the old one, also of objects deleted while the forwarder was down, both ways', {
+    timeout: 120_000,
+  }, async () => {
+    const { stack, text } = await modeStack('single');
+    await createVirtual(
+      stack,
+      service('m1'),
+      endpoints('m1', ['10.10.0.1']),
+      service('m2'),
+      endpoints('m2', ['10.10.0.2']),
+      service('m3'),
+      endpoints('m3', ['10.10.0.3']),
+    );
+    for (const name of ['m1', 'm2', 'm3']) await copyIn(stack, 'single', name);
+
+    // On: every copy moves to the mapped namespace, the old ones go.
+    const multi = configIn('multi', text);
+    await stack.putConfig(multi);
+    for (const name of ['m1', 'm2', 'm3']) {
+      await copyIn(stack, 'multi', name);
+      await noCopyIn(stack, 'single', name);
+    }
+    await hostAgrees(stack, multi);
+
+    // Off again, with the forwarder down meanwhile and m3 deleted then: m3's copy in the
+    // multi-namespace layout is an orphan of the next forwarder, the others move back.
+    await stack.forwarder.stop();
+    await stack.putConfig(text);
+    await stack.virtual.client.delete(RESOURCES.endpoints, 'm3', { namespace: NS });
+    await sleep(400);
+    const next = createStackForwarder(stack, { hostNamespaces: [MULTI_HOST_NS] });
+    cleanups.push(() => next.close());
+    await next.forwarder.start();
+    await next.forwarder.ready;
+    for (const name of ['m1', 'm2']) {
+      await copyIn(stack, 'single', name);
+      await noCopyIn(stack, 'multi', name);
+    }
+    await noCopyIn(stack, 'multi', 'm3');
+    const c = await hostAgrees(stack, text);
+    expect(c.expected).toBe(2);
   });
 });
