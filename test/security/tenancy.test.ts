@@ -38,6 +38,7 @@ import {
   BASIC_CONFIG,
   BUCKET,
   CONFIG_KEY,
+  credsSecret,
   endpoints,
   event,
   HOST_NS,
@@ -919,6 +920,34 @@ describe('round three: replays to another instance or after a restart', () => {
     // A later event still applies (and a later deletion deletes).
     const later = sealed(event([item('c', 'db', null)]), A.key, now + 1_000);
     expect((await s.invoke(later)).results[0]!.status).toBe('applied');
+  });
+});
+
+describe('round three: replays of a referenced Secret', () => {
+  it("refuses an older event's write of a Secret copy a newer event wrote: its data is not rolled back", async () => {
+    const s = await registryStack();
+    const withSecret = (password: string) =>
+      event([
+        item('a', 'db', endpoints('db', { annotations: { 'example.com/secret': 'creds' } }), {
+          references: [
+            { ...credsSecret(), data: { password: Buffer.from(password).toString('base64') } },
+          ],
+        }),
+      ]);
+    const now = Date.now();
+    const newer = (await s.invoke(sealed(withSecret('new-password'), A.key, now))).results[0]!;
+    expect(newer.status).toBe('applied');
+    const copyName = newer.hostWrites.find((w) => w.resource === 'secrets')!.name;
+    const before = await hostVersions(s);
+    const older = (await s.invoke(sealed(withSecret('old-password'), A.key, now - 60_000)))
+      .results[0]!;
+    expect(older).toMatchObject({ status: 'failed', reasonCode: 'stale-event', hostWrites: [] });
+    expect(older.reason).toContain(`secrets ${HOST_NS}/${copyName}`);
+    expect(await hostVersions(s)).toEqual(before);
+    const copy = await s.hostCluster.get('secrets', HOST_NS, copyName);
+    expect((copy['data'] as Record<string, string>)['password']).toBe(
+      Buffer.from('new-password').toString('base64'),
+    );
   });
 });
 
