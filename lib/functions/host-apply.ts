@@ -616,8 +616,10 @@ async function hostServiceRefusal(
     return {
       status: 'failed',
       reasonCode: 'conflict',
-      reason: `host Endpoints ${hostKey.namespace}/${hostKey.name} were made by the host's endpoints controller and host Service ${where} ${service === null ? 'does not exist' : 'has a selector'}, so they are not taken over (whatever the event says of the virtual Service); nothing was written`,
-      retryable: false,
+      reason: `host Endpoints ${hostKey.namespace}/${hostKey.name} were made by the host's endpoints controller and host Service ${where} ${service === null ? 'does not exist' : 'has a selector'}, so they are not taken over (whatever the event says of the virtual Service); nothing was written, and a retry takes them over once the host Service has no selector (the virtual cluster's syncer may not have removed it yet)`,
+      // The virtual Service's change reaches the host Service some time after the forwarder's
+      // event: a retry converges then, and refuses for as long as the host says otherwise.
+      retryable: true,
     };
   }
   if (firstSlice && hasSelector) {
