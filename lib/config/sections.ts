@@ -6,6 +6,7 @@
  * (`sync.toHost.endpoint` would otherwise be silently ignored).
  */
 import type { Node } from 'yaml';
+import { SYNCED_RESOURCES } from '../model/index.ts';
 import { DNS_LABEL, dnsLabelProblem, namespaceMappingProblem } from '../naming/index.ts';
 import { DEFAULTS } from './defaults.ts';
 import { readPatchList } from './patch-list.ts';
@@ -183,6 +184,14 @@ function openSection(
   return found;
 }
 
+/**
+ * The sections whose objects are copied for reference patches: their copies' host names in
+ * single-namespace mode are a choice (`hostNames`, docs/configuration.md).
+ */
+const HOST_NAMED_SECTIONS: ReadonlySet<string> = new Set(
+  SYNCED_RESOURCES.filter((r) => r.role === 'reference').map((r) => r.section),
+);
+
 /** Reads `sync.toHost.<resource>` into `into`; returns its `enabled` entry, if any. */
 function readResource(
   ctx: ReadContext,
@@ -193,10 +202,11 @@ function readResource(
   const map = readMapping(ctx, entry, 'enabled and patches');
   if (map === undefined) return undefined;
   const inert = INERT_KEYS[resource] ?? [];
+  const named = HOST_NAMED_SECTIONS.has(resource) ? ['hostNames'] : [];
   const known = knownEntries(
     ctx,
     entries(ctx, map, entry.configPath),
-    ['enabled', 'patches', ...inert],
+    ['enabled', 'patches', ...named, ...inert],
     entry.configPath,
   );
   const enabled = known.get('enabled');
@@ -206,6 +216,18 @@ function readResource(
   }
   const patches = known.get('patches');
   if (patches !== undefined) into.patches = readPatchList(ctx, patches);
+  const hostNames = known.get('hostNames');
+  if (hostNames !== undefined) {
+    const value = readString(ctx, hostNames, 'short');
+    if (value === 'short' || value === 'long') into.hostNames = value;
+    else if (value !== undefined) {
+      ctx.reporter.error(
+        hostNames.place,
+        hostNames.configPath,
+        `${hostNames.configPath} must be short (the v... names of the specification, the default) or long (name-x-namespace-x-vc, as vcluster names its copies); the value is not one of them`,
+      );
+    }
+  }
   for (const key of inert) {
     const field = known.get(key);
     if (field === undefined) continue;

@@ -5,12 +5,19 @@
 
 export type { Patch, ReferenceSpec, SourcePosition } from '../model/index.ts';
 
-import { type Patch, SYNCED_RESOURCES, type SyncSection } from '../model/index.ts';
+import { type NameScheme, type Patch, SYNCED_RESOURCES, type SyncSection } from '../model/index.ts';
 
 /** `sync.toHost.<resource>`. */
 export interface ResourceSyncConfig {
   enabled: boolean;
   patches: Patch[];
+  /**
+   * `hostNames` of the sections whose objects are copied for references (Secrets, ConfigMaps):
+   * which name their copies get in single-namespace mode, `short` (`v` + 13 characters, the
+   * default) or `long` (`name-x-namespace-x-vc`, as vcluster's mappers name them). Absent for
+   * the other sections, whose kinds have one naming.
+   */
+  hostNames?: NameScheme;
 }
 
 /** `sync.toHost.namespaces` (multi-namespace mode). */

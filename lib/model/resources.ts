@@ -83,9 +83,10 @@ export function resourcePath(resource: ResourceType, namespace?: string, name?: 
 }
 
 /**
- * How a kind's copies are named on the host in single-namespace mode, as vcluster's mapper for
- * the kind names them: `long` (`name-x-namespace-x-vc`, every synced kind) or `short` (the `v...`
- * digest, for the few kinds vcluster names so, such as ResourceClaims).
+ * How a kind's copies are named on the host in single-namespace mode: `long`
+ * (`name-x-namespace-x-vc`, the kinds vcluster's mappers name so) or `short` (the `v...` digest:
+ * referenced Secrets and ConfigMaps by default, as the specification names them, and the few
+ * kinds vcluster names so, such as ResourceClaims).
  */
 export type NameScheme = 'long' | 'short';
 
@@ -136,20 +137,21 @@ export const SYNCED_RESOURCES = [
   },
   // Referenced Secrets and ConfigMaps are copied only when their section is enabled; on by
   // default (as in the reference project) so a reference patch works as written. Their copies
-  // carry the long name, as vcluster's Secrets and ConfigMaps mappers give them (earlier
-  // versions used the short one; the sync moves such copies to the long name).
+  // carry the short name the specification gives referenced objects in single-namespace mode
+  // (its reference rule 5), unless the section's `hostNames: long` asks for vcluster's long
+  // name; the sync moves a copy it finds under the other name.
   {
     resource: 'secrets',
     section: 'secrets',
     enabledByDefault: true,
-    nameScheme: 'long',
+    nameScheme: 'short',
     role: 'reference',
   },
   {
     resource: 'configMaps',
     section: 'configMaps',
     enabledByDefault: true,
-    nameScheme: 'long',
+    nameScheme: 'short',
     role: 'reference',
   },
   {

@@ -1,6 +1,8 @@
 /**
  * Which kinds the sync knows by resource plural, and how each kind is named on the host.
  */
+
+import type { OwnedResource, SyncConfig } from '../config/index.ts';
 import { type NameScheme, RESOURCES, type ResourceType, syncedByKind } from '../model/index.ts';
 import { safeConcatName } from '../naming/index.ts';
 
@@ -38,16 +40,28 @@ const LONG_NAMED_UNSYNCED_KINDS = new Set([
 ]);
 
 /**
- * Synced kinds whose reference copies earlier versions named short (`v...`) in single-namespace
- * mode and that now carry vcluster's long name: a copy found under the short name is moved.
+ * The {@link NameScheme} of a kind: for the kinds copied for references (Secrets, ConfigMaps)
+ * the section's `hostNames` when `config` sets it, else its synced-resource row's; long for the
+ * long-named unsynced kinds and short for the rest.
  */
-export const LEGACY_SHORT_NAMED_KINDS: ReadonlySet<string> = new Set(['Secret', 'ConfigMap']);
-
-/** The {@link NameScheme} of a kind: its synced-resource row's, else long for the long-named unsynced kinds and short for the rest. */
-export function nameSchemeOf(kind: string): NameScheme {
+export function nameSchemeOf(kind: string, config?: SyncConfig): NameScheme {
   const row = syncedByKind(kind);
-  if (row !== undefined) return row.nameScheme;
+  if (row !== undefined) {
+    const chosen = config?.resources[row.section as OwnedResource]?.hostNames;
+    return row.role === 'reference' && chosen !== undefined ? chosen : row.nameScheme;
+  }
   return LONG_NAMED_UNSYNCED_KINDS.has(kind) ? 'long' : 'short';
+}
+
+/**
+ * The name scheme a copy of `kind` may still carry from before: the other one, for the kinds
+ * whose naming is a choice (`hostNames` of the Secrets and ConfigMaps sections; earlier versions
+ * also gave those copies the long name by default). A copy found there is moved. `undefined`
+ * for the kinds with one naming.
+ */
+export function movedNameSchemeOf(kind: string, config: SyncConfig): NameScheme | undefined {
+  if (syncedByKind(kind)?.role !== 'reference') return undefined;
+  return nameSchemeOf(kind, config) === 'short' ? 'long' : 'short';
 }
 
 /** The ConfigMap every namespace holds with its cluster's CA bundle (the root-CA publisher's). */

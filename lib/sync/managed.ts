@@ -15,8 +15,9 @@ export type ManagedState =
  * A host object is ours when all hold: the `<domain>/managed-by` label names this virtual
  * cluster, the `object-name` and `object-namespace` annotations record a virtual key, and the
  * host object's own name and namespace are what the naming rules give for that key (the long
- * name or the short `v...` one, which earlier versions gave the copies of referenced Secrets and
- * ConfigMaps and which the sync still recognises so that it can move them). The last
+ * name or the short `v...` one: referenced Secrets and ConfigMaps may carry either, by their
+ * section's `hostNames` or from an earlier version, and the sync recognises both so that it can
+ * move them). The last
  * check keeps a tenant from claiming a host object by writing markers it did not earn.
  *
  * With `of`, the copy must also record that virtual object: single-namespace host names are not
@@ -53,8 +54,8 @@ export function managedState(
       reason: `the virtual namespace it records may not be synced to host namespace ${JSON.stringify(host.metadata.namespace)}`,
     };
   }
-  // A copy carries the long name of its kind or, made by an earlier version for a reference, the
-  // short one.
+  // A copy carries the long or the short name (the copies of referenced Secrets and ConfigMaps
+  // either, see above).
   const key = { namespace, name };
   const at = (k: ObjectKey) =>
     k.name === host.metadata.name && k.namespace === host.metadata.namespace;

@@ -288,7 +288,7 @@ export function hostKeyOf(
   key: ObjectKey,
   identity: VirtualClusterIdentity,
   config: SyncConfig,
-  scheme: NameScheme = nameSchemeOf(kind),
+  scheme: NameScheme = nameSchemeOf(kind, config),
 ): ObjectKey {
   if (isMultiNamespace(config)) {
     return {

@@ -157,6 +157,13 @@ function checkConfig(config: unknown): void {
     ) {
       throw new InvalidPlanInputError(`config.resources.${name}`, 'expected {enabled, patches}');
     }
+    const hostNames = section['hostNames'];
+    if (hostNames !== undefined && hostNames !== 'short' && hostNames !== 'long') {
+      throw new InvalidPlanInputError(
+        `config.resources.${name}.hostNames`,
+        'expected short or long',
+      );
+    }
     section['patches'].forEach((patch, i) => {
       if (!isPlainObject(patch) || typeof patch['path'] !== 'string') {
         throw new InvalidPlanInputError(

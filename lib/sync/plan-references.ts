@@ -19,7 +19,7 @@ import type { SyncContext } from './context.ts';
 import { copyToHost } from './copy.ts';
 import { type ImportClaim, signImport } from './import-signature.ts';
 import { changedImmutableField, kindOfKind } from './kinds/index.ts';
-import { keptNameException, LEGACY_SHORT_NAMED_KINDS, resourceByKind } from './kinds.ts';
+import { keptNameException, movedNameSchemeOf, resourceByKind } from './kinds.ts';
 import { managedState } from './managed.ts';
 import { hostKeyOf, isMultiNamespace } from './namespaces.ts';
 import {
@@ -31,7 +31,13 @@ import {
   updateWrite,
 } from './plan-draft.ts';
 import type { PlanEnv } from './plan-input.ts';
-import { findObject, importMarkerOf, type ReferenceLookups, syncReferences } from './references.ts';
+import {
+  findObject,
+  importMarkerOf,
+  isApiServerObject,
+  type ReferenceLookups,
+  syncReferences,
+} from './references.ts';
 import { controlledByOf, importFromHost } from './translate.ts';
 import type { ObjectKey, Plan } from './types.ts';
 
@@ -87,6 +93,14 @@ export function planReferenceCopies(
       draft.references.push({ direction: 'toHost', virtual: vref, host: href, status });
       if (text) draft.notes.push(text);
     };
+    if (isApiServerObject(vref.kind, vref)) {
+      // The host object is the virtual cluster's own Service's: never a copy of the tenant's.
+      note(
+        'not-synced',
+        `referenced ${describeRef(vref)} is the virtual cluster's API server object; on the host it is ${objectKeyString(href)}, kept by the virtual cluster itself, and nothing is copied there`,
+      );
+      continue;
+    }
     const virtual = findObject(lookups.virtual, vref.kind, vref);
     if (!virtual) {
       if (!findObject(lookups.host, href.kind, href)) {
@@ -182,12 +196,12 @@ export function planReferenceCopies(
 }
 
 /**
- * The delete of the copy an earlier version made of `vref` under its short `v...` name, now that
- * the copy is planned under the name vcluster gives it (`name-x-namespace-x-vc`, single-namespace
- * mode). The short name is always named in `draft.references` (`legacy-name`), so that the caller
- * reads it. The object there is deleted only when it is this virtual cluster's copy of `vref` (its
+ * The delete of the copy of `vref` left under the other host name (single-namespace mode): the
+ * long `name-x-namespace-x-vc` an earlier version gave it by default, or the short `v...` name
+ * when the section's `hostNames` changed to `long` ({@link movedNameSchemeOf}). The other name is
+ * always named in `draft.references` (`legacy-name`), so that the caller reads it. The object there is deleted only when it is this virtual cluster's copy of `vref` (its
  * managed-by label names this virtual cluster, its object-name/-namespace annotations record
- * `vref`, and its name is the short name of that key: {@link managedState}); anything else there
+ * `vref`, and its name is a host name of that key: {@link managedState}); anything else there
  * (a user's object, another virtual cluster's copy, a copy of another virtual object) is left
  * alone. The delete is in this virtual cluster's host namespace (derived from its identity, not
  * from the reference) and carries the old copy's uid as precondition. It is returned, not
@@ -202,10 +216,11 @@ function planLegacyCopyRemoval(
   ctx: SyncContext,
   draft: PlanDraft,
 ): HostWrite | undefined {
-  if (!LEGACY_SHORT_NAMED_KINDS.has(vref.kind) || isMultiNamespace(ctx.config)) return undefined;
+  const moved = movedNameSchemeOf(vref.kind, ctx.config);
+  if (moved === undefined || isMultiNamespace(ctx.config)) return undefined;
   const legacy: ObjectRef = {
     ...href,
-    ...hostKeyOf(vref.kind, vref, ctx.identity, ctx.config, 'short'),
+    ...hostKeyOf(vref.kind, vref, ctx.identity, ctx.config, moved),
   };
   if (legacy.name === href.name && legacy.namespace === href.namespace) return undefined;
   draft.references.push({
@@ -220,7 +235,7 @@ function planLegacyCopyRemoval(
   return deleteWrite(
     plural,
     old,
-    `remove the copy of ${describeRef(vref)} at its earlier short name ${objectKeyString(legacy)}; it is now at ${objectKeyString(href)}`,
+    `remove the copy of ${describeRef(vref)} at its earlier name ${objectKeyString(legacy)}; it is now at ${objectKeyString(href)}`,
   );
 }
 
@@ -327,7 +342,7 @@ export interface ReferenceItem {
   /** `Secret default/db` and the host key of its copy, for reasons. */
   what: string;
   hostWhere: string;
-  /** Host objects read for the plan (the copy under its earlier short name, once named). */
+  /** Host objects read for the plan (the copy under its other host name, once named). */
   lookups: ReferenceLookups;
 }
 
@@ -337,7 +352,7 @@ export interface ReferenceItem {
  * patches name them (`planReferenceCopies`), never here. With the virtual object gone, its copy
  * is deleted, as vcluster's Secrets and ConfigMaps syncers delete the host object of a deleted
  * virtual one (`SyncToVirtual`): the copy at the object's host name and, in single-namespace
- * mode, the copy an earlier version left under the short name (named in `draft.references` as
+ * mode, the copy left under the other host name (named in `draft.references` as
  * `legacy-name`, so that the caller reads it). A host object there is deleted only when it is
  * this virtual cluster's copy of exactly this virtual object ({@link managedState} with `of`:
  * its managed-by label, its recorded object name and namespace, and its name the host name of
@@ -364,10 +379,11 @@ export function planReferenceItem(
   if (item.host && item.state) {
     found.push({ object: item.host, state: item.state, where: item.hostWhere });
   }
-  if (LEGACY_SHORT_NAMED_KINDS.has(kind) && !isMultiNamespace(ctx.config)) {
+  const moved = movedNameSchemeOf(kind, ctx.config);
+  if (moved !== undefined && !isMultiNamespace(ctx.config)) {
     const legacy: ObjectRef = {
       ...vref,
-      ...hostKeyOf(kind, key, ctx.identity, ctx.config, 'short'),
+      ...hostKeyOf(kind, key, ctx.identity, ctx.config, moved),
     };
     draft.references.push({
       direction: 'toHost',

@@ -168,6 +168,9 @@ export function syncReferences(
   return {
     denials,
     toHost(ref: ObjectRef): ObjectRef {
+      // The API server's own objects are the virtual cluster's host Service's, in its own host
+      // namespace, in either mode: nothing of the tenant's is copied there.
+      if (isApiServerObject(ref.kind, ref)) return { ...ref, ...apiServerHostKey(ctx) };
       const virtual = findObject(lookups.virtual, ref.kind, ref);
       const original = virtual ? importedFrom(virtual, ref.kind, ctx) : undefined;
       // Single-namespace mode names the target by its kind's scheme (long for the kinds
@@ -185,6 +188,14 @@ export function syncReferences(
       return hostRef;
     },
     fromHost(ref: ObjectRef): ObjectRef {
+      const apiServer = apiServerHostKey(ctx);
+      if (
+        API_SERVER_KINDS.has(ref.kind) &&
+        ref.name === apiServer.name &&
+        ref.namespace === apiServer.namespace
+      ) {
+        return { ...ref, ...API_SERVER_KEY };
+      }
       if (!ownsHostNamespace(ref.namespace, identity, config)) deny(ref.namespace, ref);
       if (!multi) {
         try {
@@ -210,5 +221,30 @@ export function syncReferences(
  * name in the mapped namespace in multi-namespace mode.
  */
 export function referenceHostKey(kind: string, key: ObjectKey, ctx: SyncContext): ObjectKey {
-  return hostKeyOf(kind, key, ctx.identity, ctx.config, nameSchemeOf(kind));
+  if (isApiServerObject(kind, key)) return apiServerHostKey(ctx);
+  return hostKeyOf(kind, key, ctx.identity, ctx.config, nameSchemeOf(kind, ctx.config));
+}
+
+/** The virtual cluster's own API server Service (and its Endpoints and EndpointSlice). */
+const API_SERVER_KEY: ObjectKey = Object.freeze({ namespace: 'default', name: 'kubernetes' });
+
+/** The kinds of which `default/kubernetes` is the virtual cluster's API server's. */
+const API_SERVER_KINDS: ReadonlySet<string> = new Set(['Service', 'Endpoints', 'EndpointSlice']);
+
+/**
+ * True for the virtual cluster's `default/kubernetes` Service, Endpoints or EndpointSlice: on the
+ * host they are those of the virtual cluster's own Service, as vcluster's Services, Endpoints
+ * and EndpointSlices mappers map them (`VirtualToHost`), not a translated name nothing carries.
+ */
+export function isApiServerObject(kind: string, key: ObjectKey): boolean {
+  return (
+    API_SERVER_KINDS.has(kind) &&
+    key.namespace === API_SERVER_KEY.namespace &&
+    key.name === API_SERVER_KEY.name
+  );
+}
+
+/** The host key of the virtual cluster's own Service: its name, in its host namespace. */
+function apiServerHostKey(ctx: SyncContext): ObjectKey {
+  return { namespace: ctx.identity.hostNamespace, name: ctx.identity.name };
 }

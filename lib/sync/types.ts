@@ -62,9 +62,10 @@ export interface Plan {
  *   before markers were signed); it is treated as the tenant's own object and not copied;
  * - `imported`: it exists only on the host and is imported (see `virtualWrites`);
  * - `conflict`: a host object not made by this virtual cluster holds the copy's name;
- * - `legacy-name`: the short `v...` name earlier versions gave the copy (Secrets and ConfigMaps,
- *   single-namespace mode): read so that a copy left there is removed once the copy exists
- *   under its current name.
+ * - `legacy-name`: the other host name the copy may carry (Secrets and ConfigMaps,
+ *   single-namespace mode: the long name earlier versions gave it, or the short one before
+ *   `hostNames: long`): read so that a copy left there is removed once the copy exists under
+ *   its current name.
  */
 export interface PlanReference {
   direction: Direction;

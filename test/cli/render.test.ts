@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { main } from '../../lib/cli/main.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
-import { hostName } from '../../lib/naming/index.ts';
+import { hostName, shortName } from '../../lib/naming/index.ts';
 import { bufferIO } from './buffer-io.ts';
 
 const example = ['--config', 'examples/endpoints.yaml'];
@@ -48,7 +48,7 @@ describe('endpoint-sync render toHost', () => {
       `${hostName('db-primary', 'default', 'vc1')}.team-a.svc.cluster.local`,
     );
     expect(host.metadata.annotations?.['example.com/tls-secret']).toBe(
-      hostName('db-tls', 'default', 'vc1'),
+      shortName('db-tls', 'default', 'vc1'),
     );
     const subsets = host['subsets'] as { addresses: { targetRef: KubeObject['metadata'] }[] }[];
     expect(subsets[0]?.addresses[0]?.targetRef).toEqual({
@@ -68,7 +68,7 @@ describe('endpoint-sync render toHost', () => {
       'sync.toHost.endpoints.patches[1] at metadata.annotations["example.com/environment"]: applied expression [native]: undefined -> "production"',
     );
     expect(r.err).toContain(
-      'reference at metadata.annotations["example.com/tls-secret"]: Secret default/db-tls <-> virtualcluster/db-tls-x-default-x-virtualcluster',
+      `reference at metadata.annotations["example.com/tls-secret"]: Secret default/db-tls <-> virtualcluster/${shortName('db-tls', 'default', 'virtualcluster')}`,
     );
   });
 
@@ -86,7 +86,7 @@ spec: { selector: { app: db } }
     expect(r.err).toMatch(/default\/db would not be synced: .*selector/);
   });
 
-  it("renders a Secret with vcluster's long name and its own patches", async () => {
+  it("renders a Secret with the specification's short name and its own patches", async () => {
     const secret = `apiVersion: v1
 kind: Secret
 metadata:
@@ -100,7 +100,7 @@ data: { key: dmFsdWU= }
       's.yaml': secret,
     });
     expect(r.code).toBe(0);
-    expect(r.object?.metadata.name).toBe('api-x-apps-x-virtualcluster');
+    expect(r.object?.metadata.name).toBe(shortName('api', 'apps', 'virtualcluster'));
     expect(r.object?.metadata.annotations?.['example.com/token']).toBe(btoa('hunter2'));
     expect(r.object?.['data']).toEqual({ key: 'dmFsdWU=' });
   });

@@ -87,7 +87,14 @@ describe('config.schema.json', () => {
       const section = deref(ref);
       expect(section.additionalProperties, resource).toBe(false);
       for (const key of Object.keys(section.properties!)) {
-        const value = key === 'patches' ? '[]' : key === 'mappings' ? '{byName: {a: b}}' : 'true';
+        const value =
+          key === 'patches'
+            ? '[]'
+            : key === 'mappings'
+              ? '{byName: {a: b}}'
+              : key === 'hostNames'
+                ? 'long'
+                : 'true';
         const text = `sync:\n  toHost:\n    ${resource}:\n      ${key}: ${value}\n`;
         const result = parseConfig(text, 't.yaml');
         expect(result.config, `${resource}.${key}`).toBeDefined();

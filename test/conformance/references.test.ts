@@ -112,22 +112,24 @@ const cases: ReferenceCase[] = [
   {
     // Its Secrets mapper names the host copy with translate.Default.HostName (single-namespace:
     // SingleNamespaceHostName, name-x-namespace-x-vc), and the patching docs show a long-named
-    // Secret. Copies earlier endpoint-sync versions made under the short name are moved
-    // (test/sync/references.test.ts, "legacy short-named copies").
+    // Secret. The specification's reference rule 5 gives referenced objects the short v... name
+    // in single-namespace mode, and it wins: `hostNames: long` gives vcluster's name
+    // (test/conformance/spec-first.test.ts), and copies under the other name are moved
+    // (test/sync/references.test.ts).
     kind: 'Secret',
     apiVersion: 'v1',
     source: `${source(`${MAPPERS}/secrets.go`)}, ${source('pkg/util/translate/single_namespace.go')} HostName; ${docs('configure/vcluster-yaml/sync/patching "Reference patches"')}`,
-    conformance: 'same',
-    expected: 'long',
+    conformance: 'deliberate',
+    expected: 'short',
   },
   {
-    // Its ConfigMaps mapper calls translate.Default.HostName too (kube-root-ca.crt is renamed only
-    // when the result is that very name, which a single-namespace long name never is).
+    // Its ConfigMaps mapper calls translate.Default.HostName too; the specification's rule wins
+    // as for Secrets.
     kind: 'ConfigMap',
     apiVersion: 'v1',
     source: `${source(`${MAPPERS}/configmaps.go`)}, ${source('pkg/util/translate/single_namespace.go')} HostName`,
-    conformance: 'same',
-    expected: 'long',
+    conformance: 'deliberate',
+    expected: 'short',
   },
 ];
 
@@ -172,7 +174,7 @@ describe(`the copy of a referenced Secret (${source('pkg/controllers/resources/s
     const plan = planSync(pair.input(config(yaml), 'default', 'db', who), { evaluator });
     const copy = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === 'secrets');
     expect(copy?.verb === 'create' && copy.object.metadata.name).toBe(
-      hostName('target', 'default', 'my-vcluster'),
+      shortName('target', 'default', 'my-vcluster'),
     );
     expect(copy?.verb === 'create' && copy.object['type']).toBe(expected);
   });
@@ -197,10 +199,23 @@ describe(`a reference to the kube-root-ca.crt ConfigMap (${source(`${MAPPERS}/co
   });
 
   it.each([
-    ['multi-namespace', 'kube-root-ca.crt', 'vcluster-kube-root-ca.crt-x-my-vcluster', true],
-    ['multi-namespace', 'settings', 'settings', true],
-    ['single-namespace', 'kube-root-ca.crt', 'kube-root-ca.crt-x-default-x-my-vcluster', false],
-  ])('%s: %s -> %s [same]', (_, name, expected, multi) => {
+    [
+      'multi-namespace',
+      'kube-root-ca.crt',
+      'vcluster-kube-root-ca.crt-x-my-vcluster',
+      'same',
+      true,
+    ],
+    ['multi-namespace', 'settings', 'settings', 'same', true],
+    // The specification's short name for referenced objects (reference rule 5) wins here.
+    [
+      'single-namespace',
+      'kube-root-ca.crt',
+      shortName('kube-root-ca.crt', 'default', 'my-vcluster'),
+      'deliberate',
+      false,
+    ],
+  ])('%s: %s -> %s [%s]', (_, name, expected, _conformance, multi) => {
     const pair = new ClusterPair();
     pair.put(
       'virtual',
@@ -226,7 +241,7 @@ describe(`a reference to the kube-root-ca.crt ConfigMap (${source(`${MAPPERS}/co
 
 describe(`the lifecycle of a referenced Secret's copy (${source('pkg/controllers/resources/secrets/to_host_syncer.go')}, ${source('pkg/controllers/resources/secrets/to_host_syncer_test.go')} TestSync)`, () => {
   const yaml = refConfig('v1', 'Secret');
-  const COPY = hostName('target', 'default', 'my-vcluster');
+  const COPY = shortName('target', 'default', 'my-vcluster');
 
   function synced() {
     const pair = referringPair('example.com/ref', 'target');

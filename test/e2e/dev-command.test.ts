@@ -93,7 +93,7 @@ describe('endpoint-sync dev (npm start)', () => {
     );
     expect(out).toContain('patched annotations.example.com/environment: "dev" -> "production"');
     expect(out).toContain(
-      'patched annotations.example.com/tls-secret: "db-tls" -> "db-tls-x-default-x-virtualcluster"',
+      'patched annotations.example.com/tls-secret: "db-tls" -> "v3mpmhir8kpkz9"',
     );
     expect(out).toMatch(/skipped\s+endpoints\/default\/web: Service default\/web has a selector/);
     // The demo slice of the selector-less Service metrics: synced to the host.

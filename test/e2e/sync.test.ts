@@ -416,7 +416,7 @@ describe('orphans', () => {
 });
 
 describe('reference patches', () => {
-  it("copies the Secret an annotation names to the host under vcluster's long name", async () => {
+  it("copies the Secret an annotation names to the host under the specification's short name", async () => {
     const data = { 'tls.crt': Buffer.from('certificate one').toString('base64') };
     await createVirtual(
       stack,
@@ -430,8 +430,8 @@ describe('reference patches', () => {
       service('p1'),
       endpoints('p1', ['10.5.0.1'], { annotations: { 'example.com/tls-secret': 'p1-tls' } }),
     );
-    const copyName = hostNameOf(stack, 'p1-tls');
-    expect(copyName).toBe(`p1-tls-x-${NS}-x-${stack.identity.name}`);
+    const copyName = shortName('p1-tls', NS, stack.identity.name);
+    expect(copyName).toMatch(/^v[0-9a-z]{13}$/);
     await hostCopy(stack, 'p1', (h) => {
       expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(copyName);
     });
@@ -487,11 +487,11 @@ describe('reference patches', () => {
     });
   });
 
-  it('moves the copy an earlier version left under the short name, and only that one', async () => {
-    const short = shortName('p2-tls', NS, stack.identity.name);
-    const copyName = hostNameOf(stack, 'p2-tls');
+  it('moves the copy the previous version left under the long name, and only that one', async () => {
+    const long = hostNameOf(stack, 'p2-tls');
+    const copyName = shortName('p2-tls', NS, stack.identity.name);
     const data = { 'tls.crt': Buffer.from('certificate').toString('base64') };
-    // What an earlier version made: the same copy with the same markers, under the short name.
+    // What the previous version made: the same copy with the same markers, under the long name.
     const markedAs = (name: string) => ({
       labels: { [`${D}/managed-by`]: stack.identity.name, [`${D}/namespace`]: NS },
       annotations: { [`${D}/object-name`]: name, [`${D}/object-namespace`]: NS },
@@ -499,16 +499,16 @@ describe('reference patches', () => {
     await stack.host.client.create(RESOURCES.secrets, {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: short, namespace: HNS, ...markedAs('p2-tls') },
+      metadata: { name: long, namespace: HNS, ...markedAs('p2-tls') },
       type: 'Opaque',
       data,
     });
-    // At the short name of another referenced virtual Secret: a host object with no markers.
-    const otherShort = shortName('p3-tls', NS, stack.identity.name);
+    // At the long name of another referenced virtual Secret: a host object with no markers.
+    const otherLong = hostNameOf(stack, 'p3-tls');
     await stack.host.client.create(RESOURCES.secrets, {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: otherShort, namespace: HNS },
+      metadata: { name: otherLong, namespace: HNS },
       type: 'Opaque',
       data,
     });
@@ -537,20 +537,27 @@ describe('reference patches', () => {
       expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(copyName);
     });
     await hostCopy(stack, 'p3', (h) => {
-      expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(hostNameOf(stack, 'p3-tls'));
+      expect(h.metadata.annotations?.['example.com/tls-secret']).toBe(
+        shortName('p3-tls', NS, stack.identity.name),
+      );
     });
-    await until('the short-named copy is removed', async () => {
-      const old = await getOrUndefined(stack.host.client, RESOURCES.secrets, short, HNS);
-      if (old) throw new Error(`host Secret ${HNS}/${short} still exists`);
+    await until('the long-named copy is removed', async () => {
+      const old = await getOrUndefined(stack.host.client, RESOURCES.secrets, long, HNS);
+      if (old) throw new Error(`host Secret ${HNS}/${long} still exists`);
     });
     const moved = await getOrUndefined(stack.host.client, RESOURCES.secrets, copyName, HNS);
     expect(moved?.['data']).toEqual(data);
     expect(moved?.metadata.annotations?.[`${D}/object-name`]).toBe('p2-tls');
     expect(
-      await getOrUndefined(stack.host.client, RESOURCES.secrets, hostNameOf(stack, 'p3-tls'), HNS),
+      await getOrUndefined(
+        stack.host.client,
+        RESOURCES.secrets,
+        shortName('p3-tls', NS, stack.identity.name),
+        HNS,
+      ),
     ).toBeDefined();
     await settled(stack);
-    const foreign = await getOrUndefined(stack.host.client, RESOURCES.secrets, otherShort, HNS);
+    const foreign = await getOrUndefined(stack.host.client, RESOURCES.secrets, otherLong, HNS);
     expect(foreign?.metadata.labels?.[`${D}/managed-by`]).toBeUndefined();
     expect(foreign?.['data']).toEqual(data);
   });

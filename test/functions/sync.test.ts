@@ -25,6 +25,11 @@ afterEach(async () => {
   stack = undefined;
 });
 
+/** The host name of the copy of a referenced Secret: the specification's short name. */
+function copyName(name: string): string {
+  return shortName(name, 'default', VC);
+}
+
 describe('sync function', () => {
   it('creates the host copy with patches applied and reports applied', async () => {
     stack = await startStack();
@@ -137,23 +142,23 @@ describe('sync function', () => {
       { references: [secret] },
     );
     await stack.invoke(stack.event([referrer]));
-    const copy = await stack.hostCluster.get('secrets', stack.namespace, hostName('creds'));
+    const copy = await stack.hostCluster.get('secrets', stack.namespace, copyName('creds'));
     // Still in the virtual cluster: nothing is written.
     const present = (
       await stack.invoke(stack.event([item('b', 'creds', secret, { resource: 'secrets' })]))
     ).results[0]!;
     expect(present).toMatchObject({ status: 'skipped', reasonCode: 'referenced-only' });
-    expect(await stack.hostCluster.get('secrets', stack.namespace, hostName('creds'))).toEqual(
+    expect(await stack.hostCluster.get('secrets', stack.namespace, copyName('creds'))).toEqual(
       copy,
     );
     const gone = item('c', 'creds', null, { resource: 'secrets' });
     const deleted = (await stack.invoke(stack.event([gone]))).results[0]!;
     expect(deleted).toMatchObject({ status: 'applied', reasonCode: 'virtual-missing' });
     expect(deleted.hostWrites).toEqual([
-      { verb: 'delete', resource: 'secrets', namespace: stack.namespace, name: hostName('creds') },
+      { verb: 'delete', resource: 'secrets', namespace: stack.namespace, name: copyName('creds') },
     ]);
     expect(
-      await stack.hostCluster.peek('secrets', stack.namespace, hostName('creds')),
+      await stack.hostCluster.peek('secrets', stack.namespace, copyName('creds')),
     ).toBeUndefined();
     expect(await stack.hostCluster.get('endpoints', stack.namespace, hostName('db'))).toBeDefined();
     expect((await stack.invoke(stack.event([gone]))).results[0]).toMatchObject({
@@ -163,10 +168,10 @@ describe('sync function', () => {
     expect(stack.handler.telemetry.stats().hostWrites).toBeGreaterThanOrEqual(3);
   });
 
-  it('reads the short name an earlier version gave a Secret copy and moves that copy', async () => {
+  it('reads the long name the previous version gave a Secret copy and moves that copy to the short one', async () => {
     stack = await startStack();
     const secret = credsSecret();
-    const short = shortName('creds', 'default', VC);
+    const long = hostName('creds');
     const marked = {
       labels: { 'virtualcluster.loft.sh/managed-by': VC },
       annotations: {
@@ -176,7 +181,7 @@ describe('sync function', () => {
     };
     await stack.host.create(RESOURCES.secrets, {
       ...secret,
-      metadata: { name: short, namespace: stack.namespace, ...marked },
+      metadata: { name: long, namespace: stack.namespace, ...marked },
     });
     const it1 = item(
       'a',
@@ -187,13 +192,13 @@ describe('sync function', () => {
     const r = (await stack.invoke(stack.event([it1]))).results[0]!;
     expect(r.status, r.reason).toBe('applied');
     expect(r.hostWrites.map((w) => `${w.verb} ${w.resource} ${w.name}`)).toEqual([
-      `create secrets ${hostName('creds')}`,
+      `create secrets ${copyName('creds')}`,
       `create endpoints ${hostName('db')}`,
-      `delete secrets ${short}`,
+      `delete secrets ${long}`,
     ]);
-    expect(await stack.hostCluster.peek('secrets', stack.namespace, short)).toBeUndefined();
+    expect(await stack.hostCluster.peek('secrets', stack.namespace, long)).toBeUndefined();
     expect(
-      (await stack.hostCluster.get('secrets', stack.namespace, hostName('creds')))['data'],
+      (await stack.hostCluster.get('secrets', stack.namespace, copyName('creds')))['data'],
     ).toEqual(secret.data);
     const again = await stack.invoke(stack.event([it1]));
     expect(again.results[0]).toMatchObject({ status: 'unchanged' });
@@ -233,8 +238,8 @@ describe('sync function', () => {
           !!(await stack!.hostCluster.peek('serviceaccounts', stack!.namespace, 'default')),
       );
     }
-    const copy = await stack.hostCluster.get('secrets', stack.namespace, hostName('creds'));
-    await stack.host.delete(RESOURCES.secrets, hostName('creds'), { namespace: stack.namespace });
+    const copy = await stack.hostCluster.get('secrets', stack.namespace, copyName('creds'));
+    await stack.host.delete(RESOURCES.secrets, copyName('creds'), { namespace: stack.namespace });
     const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ...metadata } = copy.metadata;
     await stack.host.create(RESOURCES.secrets, {
       ...copy,
@@ -248,7 +253,7 @@ describe('sync function', () => {
       'create secrets',
     ]);
     expect(
-      (await stack.hostCluster.get('secrets', stack.namespace, hostName('creds')))['type'],
+      (await stack.hostCluster.get('secrets', stack.namespace, copyName('creds')))['type'],
     ).toBe('Opaque');
     expect((await stack.invoke(stack.event([it1]))).results[0]).toMatchObject({
       status: 'unchanged',

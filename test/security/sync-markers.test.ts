@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/model/index.ts';
-import { hostName as copyName, translateLabelKey } from '../../lib/naming/index.ts';
+import { shortName as copyName, translateLabelKey } from '../../lib/naming/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
 import { signImport } from '../../lib/sync/import-signature.ts';

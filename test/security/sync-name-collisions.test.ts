@@ -75,10 +75,10 @@ describe('colliding single-namespace host names', () => {
     expect(hostCopy(pair)).toEqual(before);
   });
 
-  it('a referenced Secret of the other namespace does not replace the copy of the victim Secret', () => {
+  it('a referenced Secret of the other namespace does not replace the copy of the victim Secret (long names; the short ones are a digest of the same string)', () => {
     const refs = `sync:
   toHost:
-    secrets: {enabled: true}
+    secrets: {enabled: true, hostNames: long}
     endpoints:
       patches:
         - path: metadata.annotations["secret"]

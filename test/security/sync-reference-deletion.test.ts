@@ -32,8 +32,10 @@ beforeAll(async () => {
 });
 
 const REF = SECRET_REFERENCE;
-const COPY = hostName('creds', 'default', 'vc');
-const LEGACY = shortName('creds', 'default', 'vc');
+/** The copy's name: the specification's short one. */
+const COPY = shortName('creds', 'default', 'vc');
+/** The long name the previous version gave the copy. */
+const LEGACY = hostName('creds', 'default', 'vc');
 
 /** Endpoints `default/db` naming the Secret `default/creds`, synced with its copy. */
 function synced(cfg: SyncConfig = config(REF), who: VirtualClusterIdentity = identity) {
@@ -45,14 +47,14 @@ function synced(cfg: SyncConfig = config(REF), who: VirtualClusterIdentity = ide
 
 /**
  * The plan of the Secret key `namespace/name` as the function makes it: the host object at its
- * host name, and every host Secret as the objects the plan may name (the copy at the short name).
+ * host name, and every host Secret as the objects the plan may name (the copy at the long name).
  */
 function planSecret(
   pair: ClusterPair,
   key = { namespace: 'default', name: 'creds' },
   cfg: SyncConfig = config(REF),
   who: VirtualClusterIdentity = identity,
-  hostAt = { namespace: who.hostNamespace, name: hostName(key.name, key.namespace, who.name) },
+  hostAt = { namespace: who.hostNamespace, name: shortName(key.name, key.namespace, who.name) },
 ): Plan {
   const hostSecrets = [...pair.host.entries()]
     .filter(([k]) => k.startsWith('secrets/'))
@@ -104,7 +106,7 @@ describe('the copy of a deleted virtual Secret', () => {
     });
   });
 
-  it('is deleted under the short name an earlier version gave it, which the plan names for reading', () => {
+  it('is deleted under the long name the previous version gave it, which the plan names for reading', () => {
     const pair = synced();
     pair.renameHostCopy('secrets', 'vc-host', COPY, LEGACY);
     pair.virtual.delete('secrets/default/creds');
@@ -150,7 +152,7 @@ describe('the copy of a deleted virtual Secret', () => {
     pair.put('virtual', 'services', manualService());
     pair.put('virtual', 'configmaps', cm);
     pair.apply(planSync(pair.input(cfg, 'default', 'db'), { evaluator }));
-    const at = hostName('settings', 'default', 'vc');
+    const at = shortName('settings', 'default', 'vc');
     const copy = pair.get('host', 'configmaps', 'vc-host', at)!;
     pair.virtual.delete('configmaps/default/settings');
     const p = planSync(
@@ -196,7 +198,8 @@ describe('what a Secret key sent on its own can never delete', () => {
   });
 
   it('the copy of another virtual object that has the same host name', () => {
-    // `a` in namespace `b-x-c` and `a-x-b` in namespace `c` share the host name a-x-b-x-c-x-vc.
+    // `a` in namespace `b-x-c` and `a-x-b` in namespace `c` share the host name (the short name
+    // is a digest of a-x-b-x-c-x-vc, as the long name is that string).
     const pair = new ClusterPair();
     const cfg = config(REF);
     pair.put(
@@ -207,8 +210,8 @@ describe('what a Secret key sent on its own can never delete', () => {
     pair.put('virtual', 'services', manualService('db', 'c'));
     pair.put('virtual', 'secrets', secret('a-x-b', 'c'));
     pair.apply(planSync(pair.input(cfg, 'c', 'db'), { evaluator }));
-    const shared = hostName('a', 'b-x-c', 'vc');
-    expect(shared).toBe(hostName('a-x-b', 'c', 'vc'));
+    const shared = shortName('a', 'b-x-c', 'vc');
+    expect(shared).toBe(shortName('a-x-b', 'c', 'vc'));
     const theirs = pair.get('host', 'secrets', 'vc-host', shared)!;
     expect(theirs).not.toBeNull();
     // The tenant asks for the deletion of the absent `b-x-c/a`: the copy of `c/a-x-b` stays.

@@ -40,7 +40,7 @@ describe('the synced kinds', () => {
     const secrets = kindOfResource('secrets');
     expect(secrets?.companions).toEqual([]);
     expect(secrets?.hostOnlyLabels).toEqual([]);
-    expect(secrets?.row.nameScheme).toBe('long');
-    expect(kindOfResource('configmaps')?.row.nameScheme).toBe('long');
+    expect(secrets?.row.nameScheme).toBe('short');
+    expect(kindOfResource('configmaps')?.row.nameScheme).toBe('short');
   });
 });

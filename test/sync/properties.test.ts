@@ -234,7 +234,7 @@ describe('planner properties', () => {
         const allowedNames = new Set([
           t.hostKey.name,
           ...['s1', 's2'].map((n) =>
-            s.config === 'multiNamespace' ? n : hostName(n, s.namespace, 'vc'),
+            s.config === 'multiNamespace' ? n : shortName(n, s.namespace, 'vc'),
           ),
         ]);
         for (const p of t.plans) {
@@ -251,7 +251,7 @@ describe('planner properties', () => {
     );
   });
 
-  it('(3) copies an earlier version left under short names move in one sync, never leaving the reference dangling', () => {
+  it('(3) copies the previous version left under long names move in one sync, never leaving the reference dangling', () => {
     fc.assert(
       fc.property(scenarioArb, fc.constantFrom('s1', 's2', 'gone'), (s, named) => {
         const t = setup({
@@ -263,10 +263,10 @@ describe('planner properties', () => {
         t.sync();
         const long = hostName(named, s.namespace, 'vc');
         const short = shortName(named, s.namespace, 'vc');
-        // The host as the earlier version left it: the copy under its short name.
-        const copied = t.pair.get('host', 'secrets', 'vc-host', long) !== null;
+        // The host as the previous version left it: the copy under its long name.
+        const copied = t.pair.get('host', 'secrets', 'vc-host', short) !== null;
         expect(copied).toBe(s.secrets.includes(named));
-        if (copied) t.pair.renameHostCopy('secrets', 'vc-host', long, short);
+        if (copied) t.pair.renameHostCopy('secrets', 'vc-host', short, long);
         const hostId = `endpoints/${t.hostKey.namespace}/${t.hostKey.name}`;
         const dangling = () => {
           const target = t.pair.host.get(hostId)?.metadata.annotations?.['secret'];
@@ -280,8 +280,8 @@ describe('planner properties', () => {
           // A write never takes away the Secret the host Endpoints name.
           if (!danglingBefore) expect(dangling()).toBe(false);
         }
-        expect(t.pair.get('host', 'secrets', 'vc-host', short)).toBeNull();
-        expect(t.pair.get('host', 'secrets', 'vc-host', long) !== null).toBe(copied);
+        expect(t.pair.get('host', 'secrets', 'vc-host', long)).toBeNull();
+        expect(t.pair.get('host', 'secrets', 'vc-host', short) !== null).toBe(copied);
         if (copied) expect(dangling()).toBe(false);
         expect(writes(t.plan())).toBe(0);
       }),

@@ -28,10 +28,10 @@ beforeAll(async () => {
 
 const REF = SECRET_REFERENCE;
 const HOST = 'endpoints/vc-host/db-x-default-x-vc';
-/** Where the copy of the virtual Secret `default/creds` lives: vcluster's long name. */
-const COPY = hostName('creds', 'default', 'vc');
-/** The short name earlier versions gave that copy in single-namespace mode. */
-const LEGACY = shortName('creds', 'default', 'vc');
+/** Where the copy of the virtual Secret `default/creds` lives: the specification's short name. */
+const COPY = shortName('creds', 'default', 'vc');
+/** The long name the previous version gave that copy in single-namespace mode (vcluster's). */
+const LEGACY = hostName('creds', 'default', 'vc');
 
 /** The fixture identity with the key the sync signs its imports with. */
 const signing: VirtualClusterIdentity = { ...identity, markerKey: 'k'.repeat(32) };
@@ -55,7 +55,7 @@ function setup(yaml: string, annotation = 'creds', who: VirtualClusterIdentity =
 }
 
 describe('reference patches toHost', () => {
-  it('rewrites the reference to the long host name and copies the referenced Secret first', () => {
+  it('rewrites the reference to the short host name and copies the referenced Secret first', () => {
     const s = setup(REF);
     s.pair.put('virtual', 'secrets', secret('creds'));
     const p = s.sync();
@@ -162,7 +162,7 @@ describe('reference patches fromHost', () => {
     s.pair.put('virtual', 'secrets', secret('other'));
     s.sync();
     const h = structuredClone(s.pair.host.get(HOST)!);
-    h.metadata.annotations!['db-secret'] = hostName('other', 'default', 'vc');
+    h.metadata.annotations!['db-secret'] = shortName('other', 'default', 'vc');
     s.pair.host.set(HOST, h);
     const p = s.sync();
     expect(p.virtualWrites).toEqual([
@@ -180,7 +180,7 @@ function described(p: Plan): string[] {
   );
 }
 
-/** A sync like `setup`'s whose host holds what an earlier version left: the short-named copy. */
+/** A sync like `setup`'s whose host holds what the previous version left: the long-named copy. */
 function upgraded(yaml = REF) {
   const s = setup(yaml);
   s.pair.put('virtual', 'secrets', secret('creds'));
@@ -189,8 +189,8 @@ function upgraded(yaml = REF) {
   return s;
 }
 
-describe('legacy short-named copies (single-namespace mode)', () => {
-  it('moves the copy: the long-named copy first, then the Endpoints, the short-named one last', () => {
+describe('copies left under the other host name (single-namespace mode)', () => {
+  it('moves the copy: the short-named copy first, then the Endpoints, the long-named one last', () => {
     const s = upgraded();
     expect(s.pair.host.get(HOST)!.metadata.annotations?.['db-secret']).toBe(LEGACY);
     const old = s.pair.get('host', 'secrets', 'vc-host', LEGACY)!;
@@ -204,7 +204,7 @@ describe('legacy short-named copies (single-namespace mode)', () => {
     const removal = p.hostWrites[2]!;
     // Only the very object that was read is deleted.
     expect(removal.verb === 'delete' && removal.preconditions).toEqual({ uid: old.metadata.uid });
-    expect(removal.reason).toContain(`earlier short name vc-host/${LEGACY}`);
+    expect(removal.reason).toContain(`earlier name vc-host/${LEGACY}`);
     // Write by write, the host Endpoints always name a Secret the host holds.
     for (const w of p.hostWrites) {
       s.pair.apply({ ...p, hostWrites: [w], virtualWrites: [] });
@@ -254,20 +254,20 @@ sync:
     pair.apply(plan());
     const long = hostName('settings', 'default', 'vc');
     const short = shortName('settings', 'default', 'vc');
-    pair.renameHostCopy('configmaps', 'vc-host', long, short);
+    pair.renameHostCopy('configmaps', 'vc-host', short, long);
     const p = plan();
     expect(described(p)).toEqual([
-      `create configmaps vc-host/${long}`,
+      `create configmaps vc-host/${short}`,
       'update endpoints vc-host/db-x-default-x-vc',
-      `delete configmaps vc-host/${short}`,
+      `delete configmaps vc-host/${long}`,
     ]);
     pair.apply(p);
-    expect(pair.get('host', 'configmaps', 'vc-host', short)).toBeNull();
-    expect(pair.get('host', 'configmaps', 'vc-host', long)!['data']).toEqual({ mode: 'fast' });
+    expect(pair.get('host', 'configmaps', 'vc-host', long)).toBeNull();
+    expect(pair.get('host', 'configmaps', 'vc-host', short)!['data']).toEqual({ mode: 'fast' });
   });
 
   it.each(FOREIGN_MARKERS)(
-    'leaves alone a Secret at the short name with %s',
+    'leaves alone a Secret at the long name with %s',
     (_, labels, annotations) => {
       const s = setup(REF);
       s.pair.put('virtual', 'secrets', secret('creds'));
@@ -285,7 +285,7 @@ sync:
     },
   );
 
-  it('does not read or touch a copy at the short name in another host namespace', () => {
+  it('does not read or touch a copy at the long name in another host namespace', () => {
     const s = upgraded();
     // The earlier copy, as if it sat in another tenant's namespace with this cluster's markers.
     const old = s.pair.get('host', 'secrets', 'vc-host', LEGACY)!;
@@ -297,7 +297,7 @@ sync:
     for (const r of p.references ?? []) expect(r.host.namespace).toBe('vc-host');
   });
 
-  it('keeps the short-named copy while a foreign object holds the long name', () => {
+  it('keeps the long-named copy while a foreign object holds the short name', () => {
     const s = upgraded();
     s.pair.put('host', 'secrets', secret(COPY, 'vc-host', { k: 'Zm9yZWlnbg==' }));
     const p = s.sync();
@@ -306,7 +306,7 @@ sync:
     expect(s.pair.get('host', 'secrets', 'vc-host', LEGACY)).not.toBeNull();
   });
 
-  it('keeps the short-named copy while the Secret is not copied (its sync disabled)', () => {
+  it('keeps the long-named copy while the Secret is not copied (its sync disabled)', () => {
     const s = upgraded();
     const disabled = setup(`${REF}    secrets: {enabled: false}\n`);
     for (const [k, v] of s.pair.host) disabled.pair.host.set(k, v);
@@ -320,7 +320,7 @@ sync:
     const yaml = `${REF}    namespaces: {enabled: true}\n`;
     const s = setup(yaml);
     s.pair.put('virtual', 'secrets', secret('creds'));
-    // A copy of ours at the short name in the mapped namespace (as no version made it).
+    // A copy of ours at the long name in the mapped namespace (as no version made it).
     const planted = secret(LEGACY, 'vc-x-default');
     planted.metadata.labels = { [`${DOMAIN}/managed-by`]: 'vc' };
     planted.metadata.annotations = {
@@ -335,6 +335,49 @@ sync:
     ]);
     expect(p.references?.map((r) => r.status)).toEqual(['copied']);
     expect(s.pair.get('host', 'secrets', 'vc-x-default', LEGACY)).not.toBeNull();
+  });
+});
+
+describe('hostNames: long (single-namespace mode)', () => {
+  const LONG = `${REF}    secrets: {hostNames: long}\n`;
+
+  it("names the copy with vcluster's long name, and moves a short-named copy there under the same proofs", () => {
+    const s = setup(LONG);
+    s.pair.put('virtual', 'secrets', secret('creds'));
+    s.sync();
+    expect(s.pair.host.get(HOST)!.metadata.annotations?.['db-secret']).toBe(LEGACY);
+    expect(s.pair.get('host', 'secrets', 'vc-host', LEGACY)).not.toBeNull();
+    // A copy left under the short name (the default, before the option was set) is moved.
+    s.pair.renameHostCopy('secrets', 'vc-host', LEGACY, COPY);
+    const p = s.plan();
+    expect(described(p)).toEqual([
+      `create secrets vc-host/${LEGACY}`,
+      'update endpoints vc-host/db-x-default-x-vc',
+      `delete secrets vc-host/${COPY}`,
+    ]);
+    s.pair.apply(p);
+    expect(s.pair.get('host', 'secrets', 'vc-host', COPY)).toBeNull();
+    expect(s.plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
+  });
+
+  it.each(FOREIGN_MARKERS)(
+    'leaves alone a Secret at the short name with %s',
+    (_, labels, annotations) => {
+      const s = setup(LONG);
+      s.pair.put('virtual', 'secrets', secret('creds'));
+      const theirs = secret(COPY, 'vc-host', { k: 'b3RoZXI=' });
+      theirs.metadata.labels = labels;
+      theirs.metadata.annotations = annotations;
+      const stored = s.pair.put('host', 'secrets', theirs);
+      s.sync();
+      expect(s.pair.get('host', 'secrets', 'vc-host', COPY)).toEqual(stored);
+    },
+  );
+
+  it('refuses any other value at validation', () => {
+    expect(() => config(`${REF}    secrets: {hostNames: medium}\n`)).toThrow(
+      'sync.toHost.secrets.hostNames must be short',
+    );
   });
 });
 
@@ -573,7 +616,7 @@ describe('reference security', () => {
         : undefined;
     expect(ref).toEqual({
       kind: 'Secret',
-      name: hostName('admin-token', 'kube-system', 'vc'),
+      name: shortName('admin-token', 'kube-system', 'vc'),
       namespace: 'vc-host',
     });
   });

@@ -161,12 +161,21 @@ describe('toHost translation', () => {
     expect(host.metadata.labels?.['example.com/managed-by']).toBe('vc');
   });
 
-  it("gives Secrets and ConfigMaps (reference targets) vcluster's long name", () => {
+  it("gives Secrets and ConfigMaps (reference targets) the specification's short name, and vcluster's long one with hostNames: long", () => {
     const who = { ...identity, name: 'my-vcluster' };
+    const key = { namespace: 'default', name: 'my-secret' };
+    const long = config(
+      'sync:\n  toHost:\n    secrets: {hostNames: long}\n    configMaps: {hostNames: long}\n',
+    );
     for (const kind of ['Secret', 'ConfigMap']) {
-      expect(hostKeyOf(kind, { namespace: 'default', name: 'my-secret' }, who, ctx.config)).toEqual(
-        { namespace: 'vc-host', name: 'my-secret-x-default-x-my-vcluster' },
-      );
+      expect(hostKeyOf(kind, key, who, ctx.config)).toEqual({
+        namespace: 'vc-host',
+        name: 'v5ri45ovgqam9c',
+      });
+      expect(hostKeyOf(kind, key, who, long)).toEqual({
+        namespace: 'vc-host',
+        name: 'my-secret-x-default-x-my-vcluster',
+      });
     }
   });
 

@@ -1,0 +1,220 @@
+/**
+ * The third review's cases: where the specification says a thing explicitly (reference rule 5,
+ * expression rules 8 and 9) it wins over vcluster's code; where it is silent, vcluster's
+ * behaviour (its patch runner around `pkg/util/patch`, its mappers in `pkg/mappings/resources`,
+ * `pkg/util/translate`) is the default and every deliberate difference is listed in
+ * docs/vcluster-compatibility.md.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../lib/cli/main.ts';
+import { parseConfig } from '../../lib/config/index.ts';
+import type { KubeObject, Patch } from '../../lib/model/index.ts';
+import { hostName, shortName } from '../../lib/naming/index.ts';
+import {
+  createExpressionEngine,
+  type ExpressionEngine,
+} from '../../lib/patches/expression/index.ts';
+import { applyPatches, type PipelineEnv } from '../../lib/patches/pipeline.ts';
+import { singleNamespaceReferences } from '../../lib/patches/references.ts';
+import { planSync } from '../../lib/sync/plan.ts';
+import type { VirtualClusterIdentity } from '../../lib/sync/types.ts';
+import { bufferIO } from '../cli/buffer-io.ts';
+import { config, referringPair } from '../sync/fixtures.ts';
+import { docs, source } from './vcluster.ts';
+
+/** Where the specification (the user's, not vcluster's) says it; its text is not in the project. */
+const SPEC = 'specification';
+const PATCH = source('pkg/util/patch/patch.go');
+const MAPPERS = 'pkg/mappings/resources';
+
+const who: VirtualClusterIdentity = {
+  name: 'my-vcluster',
+  hostNamespace: 'vcluster-ns',
+  markerDomain: 'vcluster.loft.sh',
+};
+
+let engines: [string, ExpressionEngine][];
+beforeAll(async () => {
+  engines = [
+    ['native', await createExpressionEngine()],
+    ['sandbox', await createExpressionEngine({ nativeFastPath: false })],
+  ];
+});
+afterAll(() => {
+  for (const [, engine] of engines) engine.dispose();
+});
+
+function env(engine: ExpressionEngine): PipelineEnv {
+  return {
+    evaluator: engine,
+    virtualcluster: { name: 'my-vcluster', namespace: 'vcluster-ns', config: { sync: {} } },
+    hostObject: null,
+    virtualObject: null,
+    references: singleNamespaceReferences({
+      virtualClusterName: 'my-vcluster',
+      hostNamespace: 'vcluster-ns',
+    }),
+  };
+}
+
+function object(metadata: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name: 'a', namespace: 'b', ...metadata },
+  };
+}
+
+function patchWith(path: string, expression: string): Patch {
+  return { path, expression, configPath: 'sync.toHost.endpoints.patches[0]' };
+}
+
+/** The configuration whose one patch makes the annotation `example.com/ref` a reference to `kind`. */
+function refConfig(apiVersion: string, kind: string, extra: string[] = []): string {
+  return [
+    'sync:',
+    '  toHost:',
+    '    endpoints:',
+    '      patches:',
+    '        - path: metadata.annotations["example.com/ref"]',
+    `          reference: {apiVersion: ${apiVersion}, kind: ${kind}}`,
+    ...extra,
+  ].join('\n');
+}
+
+/** The value the Endpoints copy's `example.com/ref` annotation is written with. */
+function writtenReference(yaml: string, target: string): unknown {
+  const pair = referringPair('example.com/ref', target);
+  const plan = planSync(pair.input(config(yaml), 'default', 'db', who), {
+    evaluator: engines[0]![1],
+  });
+  const create = plan.hostWrites.find((w) => w.verb === 'create' && w.resource === 'endpoints');
+  expect(create, plan.reason).toBeDefined();
+  return create?.verb === 'create'
+    ? create.object.metadata.annotations?.['example.com/ref']
+    : undefined;
+}
+
+describe(`reference rule 5: referenced Secrets and ConfigMaps get the short v... name in single-namespace mode (${SPEC})`, () => {
+  it.each(['Secret', 'ConfigMap'])('%s -> v + 13 characters [spec]', (kind) => {
+    expect(writtenReference(refConfig('v1', kind), 'target')).toBe(
+      shortName('target', 'default', 'my-vcluster'),
+    );
+  });
+
+  it(`a Service keeps the long name its host copy, kept by the virtual cluster's own syncer, carries [same] (${source(`${MAPPERS}/services.go`)})`, () => {
+    expect(writtenReference(refConfig('v1', 'Service'), 'target')).toBe(
+      hostName('target', 'default', 'my-vcluster'),
+    );
+  });
+
+  it(`hostNames: long keeps vcluster's long name for referenced Secrets [deliberate option] (${source(`${MAPPERS}/secrets.go`)})`, () => {
+    const yaml = refConfig('v1', 'Secret', ['    secrets:', '      hostNames: long']);
+    expect(writtenReference(yaml, 'target')).toBe(hostName('target', 'default', 'my-vcluster'));
+  });
+});
+
+describe(`the virtual cluster's own kubernetes Service (${source(`${MAPPERS}/services.go`)}, endpoints.go, endpointslices.go VirtualToHost)`, () => {
+  it.each([
+    ['Service', 'v1'],
+    ['Endpoints', 'v1'],
+    ['EndpointSlice', 'discovery.k8s.io/v1'],
+  ])(
+    'a reference to %s default/kubernetes names the virtual cluster host Service [same]',
+    (kind, apiVersion) => {
+      expect(writtenReference(refConfig(apiVersion, kind), 'kubernetes')).toBe('my-vcluster');
+    },
+  );
+});
+
+describe(`expression rule 9: a value must exist before it is operated on (${SPEC}; vcluster runs the expression at an absent key, ${PATCH} Translate)`, () => {
+  it.each([
+    ['btoa(value)', 'btoa'],
+    ['atob(value)', 'atob'],
+    ['virtualToHostDNS(value)', 'virtualToHostDNS'],
+  ])('%s at an absent key writes nothing, and the report says so [spec]', (expression) => {
+    const input = object({ annotations: { other: 'x' } });
+    for (const [label, engine] of engines) {
+      const { object: out, report } = applyPatches(
+        input,
+        [patchWith('metadata.annotations["k"]', expression)],
+        'toHost',
+        env(engine),
+      );
+      expect(report.failed, label).toBe(false);
+      expect(out.metadata.annotations, label).toEqual({ other: 'x' });
+      expect(report.outcomes, label).toEqual([
+        expect.objectContaining({ status: 'skipped', reason: 'value-absent' }),
+      ]);
+    }
+  });
+
+  it('a constant at an absent key still writes it (how a label is added) [same]', () => {
+    for (const [label, engine] of engines) {
+      const { object: out } = applyPatches(
+        object({ annotations: { other: 'x' } }),
+        [patchWith('metadata.annotations["k"]', '"v"')],
+        'toHost',
+        env(engine),
+      );
+      expect(out.metadata.annotations, label).toEqual({ other: 'x', k: 'v' });
+    }
+  });
+});
+
+describe(`a bracketed key when the whole map is absent (${PATCH} Translate on the host object, which always carries its marker labels and annotations)`, () => {
+  it.each([
+    ['annotations', 'metadata.annotations["k"]'],
+    ['labels', 'metadata.labels["k"]'],
+  ])(
+    '%s: a constant creates the map and the key, as when the map has other keys [same]',
+    (map, path) => {
+      for (const [label, engine] of engines) {
+        const { object: out, report } = applyPatches(
+          object(),
+          [patchWith(path, '"v"')],
+          'toHost',
+          env(engine),
+        );
+        expect(report.failed, label).toBe(false);
+        expect(out.metadata[map as 'labels'], label).toEqual({ k: 'v' });
+      }
+    },
+  );
+});
+
+function configErrors(yaml: string): string[] {
+  return parseConfig(yaml, 'test.yaml')
+    .diagnostics.filter((d) => d.severity === 'error')
+    .map((d) => d.message);
+}
+
+describe(`reference patches require a mapper (${docs('configure/vcluster-yaml/sync/patching "Reference patches"')}, ${source('pkg/config/validation.go')})`, () => {
+  it('a kind vcluster has no mapper for is refused at validation [same]', () => {
+    expect(configErrors(refConfig('apps/v1', 'Deployment')).join('\n')).toContain('has no mapper');
+  });
+
+  it('a typo in kind is refused, not silently renamed [same]', () => {
+    expect(configErrors(refConfig('v1', 'Secrte')).join('\n')).toContain('Secret');
+  });
+});
+
+describe(`two list items with the same path, one expression and one reverseExpression (${SPEC} expression rule 8; ${source('pkg/config/validation.go')} refuses them)`, () => {
+  const yaml = [
+    'sync:',
+    '  toHost:',
+    '    secrets:',
+    '      patches:',
+    '        - path: metadata.annotations["t"]',
+    '          expression: btoa(value)',
+    '        - path: metadata.annotations["t"]',
+    '          reverseExpression: atob(value)',
+  ].join('\n');
+
+  it('are accepted, and validate --vcluster says vcluster refuses them [spec]', async () => {
+    expect(configErrors(yaml)).toEqual([]);
+    const io = bufferIO({}, yaml);
+    expect(await main(['validate', '--config', '-', '--vcluster'], io)).toBe(0);
+    expect(io.err).toContain('same path');
+  });
+});
