@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/model/index.ts';
-import { hostName, type Stack, service, startStack, VC } from './harness.ts';
+import { endpointSlice, hostName, type Stack, service, startStack, VC } from './harness.ts';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -13,19 +13,7 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const slice: KubeObject = {
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: {
-    name: 'db-abc',
-    namespace: 'default',
-    uid: 'slice-uid',
-    labels: { 'kubernetes.io/service-name': 'db' },
-  },
-  addressType: 'IPv4',
-  endpoints: [{ addresses: ['10.0.0.9'], conditions: { ready: true } }],
-  ports: [{ name: 'sql', port: 5432, protocol: 'TCP' }],
-};
+const slice = endpointSlice();
 
 function sliceEvent(companion: KubeObject | null): unknown {
   return {

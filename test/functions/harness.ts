@@ -192,6 +192,23 @@ export function endpoints(
   } as KubeObject;
 }
 
+/** A virtual EndpointSlice `default/db-abc` of the Service `db`, with one ready address. */
+export function endpointSlice(ip = '10.0.0.9'): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: 'db-abc',
+      namespace: 'default',
+      uid: 'slice-uid',
+      labels: { 'kubernetes.io/service-name': 'db' },
+    },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    ports: [{ name: 'sql', port: 5432, protocol: 'TCP' }],
+  } as KubeObject;
+}
+
 /** A selector-less virtual Service (its Endpoints are synced). */
 export function service(name: string, namespace = 'default'): KubeObject {
   return {

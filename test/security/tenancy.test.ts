@@ -39,6 +39,7 @@ import {
   BUCKET,
   CONFIG_KEY,
   credsSecret,
+  endpointSlice,
   endpoints,
   event,
   HOST_NS,
@@ -806,19 +807,7 @@ describe('round three: take-overs and first slices read the host Service', () =>
   it("refuses a slice's first create for a host Service with a selector", async () => {
     stack = await startStack();
     await stack.hostCluster.create('services', HOST_NS, hostService(HOST_NS, copy, { app: 'db' }));
-    const slice = {
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      metadata: {
-        name: 'db-abc',
-        namespace: 'default',
-        uid: 'slice-uid',
-        labels: { 'kubernetes.io/service-name': 'db' },
-      },
-      addressType: 'IPv4',
-      endpoints: [{ addresses: ['10.6.6.6'], conditions: { ready: true } }],
-      ports: [{ name: 'sql', port: 5432, protocol: 'TCP' }],
-    };
+    const slice = endpointSlice('10.6.6.6');
     const result = await stack.invoke({
       version: 2,
       virtualCluster: { name: VC, namespace: HOST_NS },
