@@ -47,8 +47,23 @@ export interface PipelineEnv {
   virtualObject: unknown | null;
   /** Maps reference patches between the two sides and enforces which objects they may reach. */
   references: ReferenceTranslator;
+  /**
+   * The field at or under `location` whose type `value` (an expression's result, written there)
+   * does not fit, by the patched kind's schema; absent: no check. A problem fails the patch.
+   */
+  checkValue?: (location: Location, value: JsonValue) => ValueTypeProblem | undefined;
   /** `context.hostNamespaceOf` of every expression (multi-namespace mode only). */
   hostNamespaceOf?: ExpressionContext['hostNamespaceOf'];
+}
+
+/** A field whose value does not have the type the kind's schema gives it. */
+export interface ValueTypeProblem {
+  /** The field, in canonical path form. */
+  path: string;
+  /** The type the schema gives it: `string`, `integer`, `boolean`. */
+  expected: string;
+  /** The JSON type of what the expression gave (`a number`, `an object`): never the value. */
+  got: string;
 }
 
 /** The patched copy and the report of how it came about. */
@@ -152,6 +167,18 @@ function applyExpressionPatch(run: Run, patch: Patch, index: number): void {
     const refused = protectedChange(run.working, match.location, after);
     if (refused !== undefined) {
       fail(run, patch, index, path, 'path', refused);
+      continue;
+    }
+    const mistyped = after === undefined ? undefined : run.env.checkValue?.(match.location, after);
+    if (mistyped !== undefined) {
+      fail(
+        run,
+        patch,
+        index,
+        mistyped.path,
+        'type',
+        `${mistyped.path} must be ${mistyped.expected === 'integer' ? 'an integer' : `a ${mistyped.expected}`} (the schema of the kind), but the expression gave ${mistyped.got}; nothing is written`,
+      );
       continue;
     }
     if (match.value === undefined && after === undefined) {

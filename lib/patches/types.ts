@@ -123,7 +123,8 @@ export type PatchOutcome = {
     }
   | {
       status: 'failed';
-      error: { code: ExpressionErrorCode | 'reference' | 'path'; message: string };
+      /** `type`: the result does not have the type the kind's schema gives the field. */
+      error: { code: ExpressionErrorCode | 'reference' | 'path' | 'type'; message: string };
     }
 );
 

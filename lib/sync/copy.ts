@@ -21,6 +21,7 @@ import {
   withHostSpec,
 } from './translate.ts';
 import type { ObjectKey } from './types.ts';
+import { valueTypeProblem } from './value-types.ts';
 
 /** A translated object and the report of its patches (none when the list is empty). */
 export interface CopyResult {
@@ -83,9 +84,11 @@ function pipelineEnv(
   env: CopyEnv,
   hostObject: KubeObject | null,
   virtualObject: KubeObject | null,
+  kind: string,
 ): PipelineEnv {
   const { identity, config } = env.ctx;
   return {
+    checkValue: (location, value) => valueTypeProblem(kind, location, value),
     evaluator: env.evaluator,
     virtualcluster: { name: identity.name, namespace: identity.hostNamespace, config: config.raw },
     hostObject,
@@ -155,7 +158,7 @@ export function deferredCopyToHost(
     const head = finishForHost(prepareHeadForHost(virtual, kind), virtual, kind, hostKey, ctx);
     return { head, deferredSpec };
   }
-  const penv = pipelineEnv(env, currentHost, virtual);
+  const penv = pipelineEnv(env, currentHost, virtual, kind);
   if (!metadataOnly(patches)) {
     const prepared = prepareForHost(virtual, kind, ctx);
     const run = applyPatches(prepared, patches, 'toHost', penv);
@@ -209,7 +212,8 @@ export function copyFromHost(
 ): CopyResult {
   const prepared = prepareFromHost(host, env.ctx);
   if (env.patches.length === 0) return { object: prepared };
-  const run = runPipeline(prepared, env.patches, 'fromHost', pipelineEnv(env, host, virtual));
+  const kind = typeof host.kind === 'string' ? host.kind : '';
+  const run = runPipeline(prepared, env.patches, 'fromHost', pipelineEnv(env, host, virtual, kind));
   reportOverridden(run.report, prepared, run.object, env.ctx);
   return { object: run.object, report: run.report };
 }

@@ -218,3 +218,61 @@ describe(`two list items with the same path, one expression and one reverseExpre
     expect(io.err).toContain('same path');
   });
 });
+
+describe(`a value of the wrong type for its field (${source('pkg/util/patch/patch.go')}: vcluster's patch fails the sync; the API server's schema)`, () => {
+  const yaml = (path: string, expression: string) =>
+    [
+      'sync:',
+      '  toHost:',
+      '    endpoints:',
+      '      patches:',
+      `        - path: ${path}`,
+      `          expression: '${expression}'`,
+      `          reverseExpression: value`,
+    ].join('\n');
+
+  it.each([
+    ['metadata.labels["count"]', '42', 'metadata.labels.count must be a string', 'an integer'],
+    ['metadata.annotations["on"]', 'true', 'metadata.annotations.on must be a string', 'a boolean'],
+    ['metadata.labels["x"]', '({a: 1})', 'metadata.labels.x must be a string', 'an object'],
+    [
+      'subsets[*].ports[*].port',
+      '"5432"',
+      'subsets[0].ports[0].port must be an integer',
+      'a string',
+    ],
+  ])(
+    '%s given %s fails the item, naming the field and its type, never the value [same]',
+    (path, expression, message, got) => {
+      const pair = referringPair('example.com/ref', 'target');
+      const plan = planSync(pair.input(config(yaml(path, expression)), 'default', 'db', who), {
+        evaluator: engines[0]![1],
+      });
+      expect(plan).toMatchObject({ status: 'failed', reasonCode: 'patch-failed', hostWrites: [] });
+      const failed = plan.reports.flatMap((r) => r.outcomes).find((o) => o.status === 'failed');
+      expect(failed?.status === 'failed' && failed.error.code).toBe('type');
+      expect(failed?.status === 'failed' && failed.error.message).toContain(message);
+      expect(failed?.status === 'failed' && failed.error.message).toContain(`gave ${got}`);
+      expect(plan.reason).not.toContain('5432');
+    },
+  );
+
+  it('render --explain shows the failure', async () => {
+    const io = bufferIO({ 'c.yaml': yaml('metadata.labels["count"]', '42') });
+    const code = await main(
+      [
+        'render',
+        '--config',
+        'c.yaml',
+        '--object',
+        'examples/objects/db-endpoints.yaml',
+        '--explain',
+      ],
+      io,
+    );
+    expect(code).toBe(1);
+    expect(io.err).toContain(
+      'failed (type): metadata.labels.count must be a string (the schema of the kind), but the expression gave an integer',
+    );
+  });
+});
