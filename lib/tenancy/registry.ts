@@ -7,8 +7,9 @@
  * namespace is, and whether two entries name the same signing keys.
  */
 
+import { createHash } from 'node:crypto';
 import { OldestFirstMap } from '../model/index.ts';
-import { parseKeySet } from './signing-keys.ts';
+import { parseKeySet, SigningKeyError } from './signing-keys.ts';
 import {
   parseTenantEntry,
   TENANT_ID_PATTERN,
@@ -124,6 +125,10 @@ class KeyCache {
   readonly #keys = new OldestFirstMap<string, { keys: ReadonlyMap<string, Buffer>; at: number }>();
   /** Per reference, after a failed read: when the store may be asked again, and the wait after the next failure. */
   readonly #failing = new Map<string, { retryAt: number; nextWaitMs: number; cause: unknown }>();
+  /** SHA-256 of a key's bytes -> the references whose key sets held it when last read. */
+  readonly #holders = new Map<string, Set<string>>();
+  /** The digests of each reference's keys when last read. */
+  readonly #digestsOf = new Map<string, string[]>();
 
   constructor(readSecret: ReadSecret, options: RegistryCacheOptions) {
     this.#readSecret = readSecret;
@@ -134,7 +139,24 @@ class KeyCache {
     this.#now = options.now ?? Date.now;
   }
 
+  /**
+   * The keys of `entry`. Throws {@link SigningKeyError} when one of them is also a key of another
+   * reference read by this instance (the same key stored twice for two tenants: each could sign
+   * as the other); two entries naming the very same reference are the registry index's to find.
+   */
   async get(entry: TenantEntry, refresh: boolean): Promise<ReadonlyMap<string, Buffer>> {
+    const keys = await this.#keysOf(entry, refresh);
+    const ref = entry.signingKeys;
+    if (ref !== undefined && this.#shared(ref)) {
+      throw new SigningKeyError(
+        `of tenant ${entry.tenant}`,
+        "hold a key that another registry entry's signing keys hold too, so each tenant could sign as the other; give each tenant keys of its own (endpoint-sync tenants keygen)",
+      );
+    }
+    return keys;
+  }
+
+  async #keysOf(entry: TenantEntry, refresh: boolean): Promise<ReadonlyMap<string, Buffer>> {
     const ref = entry.signingKeys;
     if (ref === undefined) return new Map();
     const now = this.#now();
@@ -160,7 +182,31 @@ class KeyCache {
     const keys = parseKeySet(text, `of tenant ${entry.tenant}`);
     this.#keys.set(ref, { keys, at: now });
     if (this.#keys.size > 10_000) this.#keys.shift();
+    this.#record(ref, keys);
     return keys;
+  }
+
+  /** Notes which key bytes `ref` holds now (digests only: the keys stay where they are). */
+  #record(ref: string, keys: ReadonlyMap<string, Buffer>): void {
+    for (const digest of this.#digestsOf.get(ref) ?? []) {
+      const refs = this.#holders.get(digest);
+      refs?.delete(ref);
+      if (refs?.size === 0) this.#holders.delete(digest);
+    }
+    const digests = [...keys.values()].map((key) =>
+      createHash('sha256').update(key).digest('base64'),
+    );
+    this.#digestsOf.set(ref, digests);
+    for (const digest of digests) {
+      const refs = this.#holders.get(digest) ?? new Set<string>();
+      refs.add(ref);
+      this.#holders.set(digest, refs);
+    }
+  }
+
+  /** Whether a key of `ref` is also a key of another reference. */
+  #shared(ref: string): boolean {
+    return (this.#digestsOf.get(ref) ?? []).some((d) => (this.#holders.get(d)?.size ?? 0) > 1);
   }
 
   /** Keys read earlier, while they are young enough to outlive a failing store; else the failure. */

@@ -854,6 +854,24 @@ describe('round three: signing keys', () => {
     expect(r.reason).not.toContain(A.keysJson['k1']!);
   });
 
+  it('refuses both tenants once the same key turns up under two references', async () => {
+    const copied = `inline:${JSON.stringify({ k9: A.keysJson['k1'] })}`;
+    const s = await registryStack({ [B.id]: entry(B, { signingKeys: copied }) });
+    // A alone: nothing shows that its key is anyone else's yet.
+    expect((await s.invoke(sealed(one(), A.key))).results[0]!.status).toBe('applied');
+    const asB = sealed(
+      { ...one(), virtualCluster: { name: B.id, namespace: `${B.id}-host` } },
+      { tenant: B.id, keyId: 'k9', key: A.key.key },
+    );
+    const b = (await s.invoke(asB)).results[0]!;
+    expect(b).toMatchObject({ status: 'failed', reasonCode: 'registry-invalid' });
+    expect(b.reason).toContain('another registry entry');
+    expect(b.reason).not.toContain(A.keysJson['k1']!);
+    // From then on A is refused too: B's forwarder could sign as A.
+    const again = sealed(event([item('b', 'dc', endpoints('dc'))]), A.key);
+    await expectRefused(s, again, 'registry-invalid');
+  });
+
   it('tenants check reports two entries naming the same signing keys', async () => {
     const io = bufferIO({
       'a.yaml': entry(A, { signingKeys: 'secretsmanager:endpoint-sync/tenants/shared' }),
