@@ -108,7 +108,7 @@ describe(`reference rule 5: referenced Secrets and ConfigMaps get the short v...
     );
   });
 
-  it(`hostNames: long keeps vcluster's long name for referenced Secrets [deliberate option] (${source(`${MAPPERS}/secrets.go`)})`, () => {
+  it(`hostNames: long keeps vcluster's long name for referenced Secrets [deliberate] (${source(`${MAPPERS}/secrets.go`)})`, () => {
     const yaml = refConfig('v1', 'Secret', ['    secrets:', '      hostNames: long']);
     expect(writtenReference(yaml, 'target')).toBe(hostName('target', 'default', 'my-vcluster'));
   });
@@ -274,5 +274,94 @@ describe(`a value of the wrong type for its field (${source('pkg/util/patch/patc
     expect(io.err).toContain(
       'failed (type): metadata.labels.count must be a string (the schema of the kind), but the expression gave an integer',
     );
+  });
+});
+
+describe('deliberate differences the review listed (docs/vcluster-compatibility.md)', () => {
+  const run = (input: KubeObject, path: string, expression: string) => {
+    const results = engines.map(([label, engine]) => {
+      const { object: out, report } = applyPatches(
+        input,
+        [patchWith(path, expression)],
+        'toHost',
+        env(engine),
+      );
+      expect(report.failed, label).toBe(false);
+      return out;
+    });
+    expect(results[0]).toEqual(results[1]);
+    return results[0]!;
+  };
+
+  it(`null at a bracketed key with a dot removes exactly that key (vcluster's delete path splits the key at the dot) [deliberate] (${PATCH})`, () => {
+    const out = run(
+      object({ annotations: { 'a.b/c': 'x', a: 'y' } }),
+      'metadata.annotations["a.b/c"]',
+      'null',
+    );
+    expect(out.metadata.annotations).toEqual({ a: 'y' });
+  });
+
+  it(`a wildcard over arrays of which an earlier one is too short still patches the later ones (vcluster stops at the first) [deliberate] (${PATCH})`, () => {
+    const input: KubeObject = {
+      ...object(),
+      subsets: [{ ports: [{ name: 'p' }] }, { ports: [{ name: 'p' }, { name: 'q' }] }],
+    };
+    const out = run(input, 'subsets[*].ports[1].name', '"z"');
+    expect(out['subsets']).toEqual([
+      { ports: [{ name: 'p' }] },
+      { ports: [{ name: 'p' }, { name: 'z' }] },
+    ]);
+  });
+
+  function synced(edit: (ep: KubeObject) => void) {
+    const pair = referringPair('example.com/ref', 'target');
+    const ep = pair.get('virtual', 'endpoints', 'default', 'db')!;
+    edit(ep);
+    pair.virtual.set('endpoints/default/db', ep);
+    const plan = () =>
+      planSync(pair.input(config(''), 'default', 'db', who), { evaluator: engines[0]![1] });
+    return { pair, plan };
+  }
+
+  it(`a Pod targetRef without a namespace names the Pod of the object's own namespace, without uid and resourceVersion (vcluster maps an empty namespace) [deliberate] (${source('pkg/controllers/resources/endpoints/translate.go')})`, () => {
+    const s = synced((ep) => {
+      (ep['subsets'] as { addresses: { targetRef?: unknown }[] }[])[0]!.addresses[0]!.targetRef = {
+        kind: 'Pod',
+        name: 'db-0',
+        uid: 'u',
+        resourceVersion: '3',
+      };
+    });
+    const create = s.plan().hostWrites.find((w) => w.resource === 'endpoints');
+    const subsets = create?.verb === 'create' ? create.object['subsets'] : undefined;
+    expect(
+      (subsets as { addresses: { targetRef: unknown }[] }[])[0]!.addresses[0]!.targetRef,
+    ).toEqual({
+      kind: 'Pod',
+      name: hostName('db-0', 'default', 'my-vcluster'),
+      namespace: 'vcluster-ns',
+    });
+  });
+
+  it(`an empty object-uid on our copy is not taken as "unknown": the copy is made again with the virtual object's uid (vcluster skips the uid check) [deliberate] (${source('pkg/syncer/syncer.go')})`, () => {
+    const s = synced(() => {});
+    s.pair.apply(s.plan());
+    const key = `endpoints/vcluster-ns/${hostName('db', 'default', 'my-vcluster')}`;
+    const host = structuredClone(s.pair.host.get(key)!);
+    host.metadata.annotations!['vcluster.loft.sh/object-uid'] = '';
+    s.pair.host.set(key, host);
+    const p = s.plan();
+    expect(p).toMatchObject({ status: 'write', reasonCode: 'recreated' });
+    expect(p.hostWrites.map((w) => w.verb)).toEqual(['delete', 'create']);
+  });
+
+  it(`a virtual managed-labels annotation is copied as an ordinary annotation (vcluster drops it and writes its own list) [deliberate] (${source('pkg/util/translate/translate.go')} applyAnnotations)`, () => {
+    const s = synced((ep) => {
+      ep.metadata.annotations = { 'vcluster.loft.sh/managed-labels': 'a' };
+    });
+    const create = s.plan().hostWrites.find((w) => w.resource === 'endpoints');
+    const annotations = create?.verb === 'create' ? create.object.metadata.annotations : {};
+    expect(annotations?.['vcluster.loft.sh/managed-labels']).toBe('a');
   });
 });
