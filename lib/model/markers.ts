@@ -38,6 +38,18 @@ export interface MarkerKeys {
    * epoch); an older event never writes or deletes the copy (docs/security.md, "Replays").
    */
   eventTime: string;
+  /**
+   * Annotation on the copy of a referenced Secret or ConfigMap: the objects whose reference
+   * patches name it (`endpoints/<namespace>/<name>`, one a line, sorted); a line `*` when it
+   * may have users nobody recorded (docs/sync.md, "Copies nobody uses any more").
+   */
+  usedBy: string;
+  /**
+   * Annotation on a referencing object's copy: the virtual objects its reference patches name
+   * (`Secret/<namespace>/<name>`, one a line, sorted), so that the copy of one it stops naming
+   * is taken off that copy's record.
+   */
+  uses: string;
   /** Label: name of the virtual cluster that owns the copy. */
   managedBy: string;
   /** Label: virtual namespace of the copied object. */
@@ -63,6 +75,8 @@ export function markerKeys(domain: string): MarkerKeys {
       managedAnnotations: `${domain}/managed-annotations`,
       lastApplied: `${domain}/last-applied`,
       eventTime: `${domain}/event-time`,
+      usedBy: `${domain}/used-by`,
+      uses: `${domain}/uses`,
       managedBy: `${domain}/managed-by`,
       namespace: `${domain}/namespace`,
       controlledBy: `${domain}/controlled-by`,
@@ -85,6 +99,8 @@ export function isMarkerAnnotation(key: string, keys: MarkerKeys): boolean {
     key === keys.managedAnnotations ||
     key === keys.lastApplied ||
     key === keys.eventTime ||
+    key === keys.usedBy ||
+    key === keys.uses ||
     key === LEADER_ANNOTATION
   );
 }

@@ -17,6 +17,7 @@ import {
 import type { ObjectRef, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { copyToHost } from './copy.ts';
+import { recordUser } from './copy-users.ts';
 import { type ImportClaim, signImport } from './import-signature.ts';
 import { changedImmutableField, kindOfKind } from './kinds/index.ts';
 import { keptNameException, movedNameSchemeOf, resourceByKind } from './kinds.ts';
@@ -68,6 +69,9 @@ function describeRef(ref: ObjectRef): string {
  * references those patches resolve are not followed further). Missing objects are reported in
  * `draft.notes` and `draft.references`, never invented.
  *
+ * With `user` (the referencing object, `endpoints/<namespace>/<name>`), each copy records it
+ * among its users (docs/sync.md, "Copies nobody uses any more").
+ *
  * Returns the deletes of copies left under the names earlier versions gave them
  * ({@link planLegacyCopyRemoval}); the caller writes them after the referencing object, so that
  * no host object points at a copy that is gone.
@@ -78,6 +82,7 @@ export function planReferenceCopies(
   ctx: SyncContext,
   env: PlanEnv,
   draft: PlanDraft,
+  user?: string,
 ): HostWrite[] {
   const legacyRemovals: HostWrite[] = [];
   if (!report) return legacyRemovals;
@@ -153,6 +158,7 @@ export function planReferenceCopies(
       patches: ctx.config.resources[section].patches,
     });
     checkReport(copy.report, draft, references, `referenced ${describeRef(vref)}`);
+    if (user !== undefined) recordUser(copy.object, existing, user, ctx);
     const where = objectKeyString(href);
     const fixed = existing ? fixedField(vref.kind, copy.object, existing) : undefined;
     if (!existing) {

@@ -20,6 +20,7 @@ import {
   sameHostCopy,
   sameLabelsAndAnnotations,
 } from './copy.ts';
+import { planUnusedCopies, userKey, withUses } from './copy-users.ts';
 import {
   type CompanionObjects,
   changedImmutableField,
@@ -202,7 +203,12 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
   // The spec is built only for a write: an unchanged resync compares it in place.
   const translate = (object: KubeObject, withEnv: CopyEnv) =>
     deferredCopyToHost(object, kind, hostKey, host, withEnv);
-  let translation: Translation = { copy: translate(virtual, copyEnv), copyEnv, lookups, refs };
+  let translation: Translation = {
+    copy: withUses(translate(virtual, copyEnv), ctx),
+    copyEnv,
+    lookups,
+    refs,
+  };
   checkReport(translation.copy.report, draft, refs, what);
 
   let outcome: MainWrites;
@@ -219,18 +225,20 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
             draft,
           )
         : { translation, flowedBack: [] };
-    translation = flow.translation;
+    translation = { ...flow.translation, copy: withUses(flow.translation.copy, ctx) };
     outcome = updateWrites(input, target, host, translation, flow.flowedBack);
   }
 
   // Referenced copies first, so that an object never points at a host copy that is not there yet;
   // copies left under an earlier name go last, once nothing this plan writes points at them.
+  const user = userKey(input.resource, key);
   const legacyRemovals = planReferenceCopies(
     translation.copy.report,
     translation.lookups,
     ctx,
     env,
     draft,
+    user,
   );
   // A namespace-mode switch: the copy the other layout made goes once this one is written. Only
   // looked for while this layout has no copy of ours (the first sync after a switch), so that a
@@ -251,6 +259,12 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
     ...(layoutRemoval ? [layoutRemoval] : []),
   );
   assertOwnedWrites(draft, ctx, layoutRemoval);
+
+  // The copies this object named before and names no more lose it as a user, after its write.
+  const lookupsHost = translation.lookups.host;
+  draft.hostWrites.push(
+    ...planUnusedCopies(host, translation.copy.report, user, lookupsHost, ctx, draft),
+  );
 
   const status = draft.hostWrites.length + draft.virtualWrites.length > 0 ? 'write' : 'unchanged';
   const reasonCode =
@@ -331,6 +345,10 @@ function planSkip(input: PlanInput, target: Target, skip: SkipReason, draft: Pla
   if (host && target.state?.managed) {
     const reason = `${skip.message}; deleting host copy ${hostWhere}`;
     draft.hostWrites.push(deleteWrite(input.resource, host, reason));
+    // Its copy goes: it uses no referenced copy any more.
+    const user = userKey(input.resource, target.key);
+    const lookupsHost = input.references?.host ?? [];
+    draft.hostWrites.push(...planUnusedCopies(host, 'none', user, lookupsHost, target.ctx, draft));
     return { status: 'write', reasonCode: skip.code, reason };
   }
   // A virtual object deleted after a namespace-mode switch: its copy may be in the other layout.

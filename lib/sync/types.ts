@@ -66,6 +66,9 @@ export interface Plan {
  *   single-namespace mode: the long name earlier versions gave it, or the short one before
  *   `hostNames: long`): read so that a copy left there is removed once the copy exists under
  *   its current name.
+ * - `unused`: the copy of a virtual object the object's host copy records in `uses` and the object
+ *   no longer names (or the object's copy goes): read so that the object is taken off the copy's
+ *   users, and the copy deleted when none is left (`copy-users.ts`).
  */
 export interface PlanReference {
   direction: Direction;
@@ -79,5 +82,6 @@ export interface PlanReference {
     | 'untrusted-import'
     | 'imported'
     | 'conflict'
-    | 'legacy-name';
+    | 'legacy-name'
+    | 'unused';
 }

@@ -12,6 +12,7 @@ import { RESOURCES } from '../../lib/kube/index.ts';
 import { DEFAULT_CONFIG_FILE, type Stack } from '../../lib/local/stack.ts';
 import type { KubeObject } from '../../lib/model/index.ts';
 import {
+  createStackForwarder,
   createVirtual,
   endpoints,
   firstIp,
@@ -224,6 +225,75 @@ describe('a reference without namePath', () => {
       expect(secretCopy.metadata.annotations?.[`${stack.identity.markerDomain}/object-name`]).toBe(
         'creds',
       );
+    },
+    TEST_MS,
+  );
+});
+
+describe('copies nobody uses any more', () => {
+  /** The host copy of virtual Secret `name`, found by its markers (its host name is the sync's). */
+  async function secretCopy(stack: Stack, name: string): Promise<KubeObject | undefined> {
+    const domain = stack.identity.markerDomain;
+    const list = await stack.host.client.list<KubeObject>(RESOURCES.secrets, {
+      namespace: stack.identity.hostNamespace,
+      labelSelector: `${domain}/managed-by=${stack.identity.name}`,
+    });
+    return list.items.find((s) => s.metadata.annotations?.[`${domain}/object-name`] === name);
+  }
+
+  it(
+    'deletes the copy once no object names it, also when the last user went while the forwarder was down',
+    async () => {
+      const { stack } = await stackWith((text) => text);
+      const domain = stack.identity.markerDomain;
+      await createVirtual(stack, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'tls', namespace: NS },
+        stringData: { key: 'x' },
+      });
+      const uses = (name: string) =>
+        endpoints(name, ['10.31.3.1'], { annotations: { 'example.com/tls-secret': 'tls' } });
+      await createVirtual(stack, service('u1'), uses('u1'), service('u2'), uses('u2'));
+      await until('the copy of tls records both users', async () => {
+        const copy = await secretCopy(stack, 'tls');
+        expect(copy?.metadata.annotations?.[`${domain}/used-by`]).toBe(
+          `endpoints/${NS}/u1\nendpoints/${NS}/u2`,
+        );
+      });
+
+      // u1 stops naming it: the copy stays for u2.
+      await until('u1 no longer names tls', async () => {
+        const v = await stack.virtual.client.get<KubeObject>(RESOURCES.endpoints, 'u1', {
+          namespace: NS,
+        });
+        v.metadata.annotations = {};
+        await stack.virtual.client.update(RESOURCES.endpoints, v);
+      });
+      await until('u1 is off the record', async () => {
+        const copy = await secretCopy(stack, 'tls');
+        expect(copy?.metadata.annotations?.[`${domain}/used-by`]).toBe(`endpoints/${NS}/u2`);
+      });
+
+      // u2, the last user, is deleted while no forwarder runs: the next forwarder collects its
+      // orphaned copy, and with it the Secret copy nobody names any more.
+      await stack.forwarder.stop();
+      await stack.virtual.client.delete(RESOURCES.endpoints, 'u2', { namespace: NS });
+      const next = createStackForwarder(stack);
+      cleanups.push(() => next.close());
+      await next.forwarder.start();
+      await next.forwarder.ready;
+      await until('the copy of tls is gone', async () => {
+        expect(await secretCopy(stack, 'tls')).toBeUndefined();
+      });
+      expect(
+        await getOrUndefined(
+          stack.host.client,
+          RESOURCES.endpoints,
+          hostNameOf(stack, 'u2'),
+          stack.identity.hostNamespace,
+        ),
+      ).toBeUndefined();
     },
     TEST_MS,
   );
