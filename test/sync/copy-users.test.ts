@@ -150,6 +150,21 @@ describe('the users of a referenced copy', () => {
     expect(t.copy('creds')?.metadata.labels?.[`${DOMAIN}/managed-by`]).toBe('another-vc');
   });
 
+  it('cannot be written by the tenant: records on a virtual object never reach the host', () => {
+    const s = setup({ db: 'creds' });
+    const v = structuredClone(s.pair.get('virtual', 'endpoints', 'default', 'db')!);
+    v.metadata.annotations = {
+      'db-secret': 'creds',
+      [USES]: 'Secret/default/other',
+      [USED_BY]: 'endpoints/default/x',
+    };
+    s.pair.virtual.set('endpoints/default/db', v);
+    s.sync('db');
+    const dbCopy = s.pair.host.get('endpoints/vc-host/db-x-default-x-vc')!;
+    expect(dbCopy.metadata.annotations?.[USES]).toBe('Secret/default/creds');
+    expect(dbCopy.metadata.annotations).not.toHaveProperty(USED_BY);
+  });
+
   it('keep a copy the object still names while its virtual object is not in the event', () => {
     const s = setup({ db: 'creds' });
     s.sync('db');
