@@ -404,14 +404,10 @@ async function planWithReferences(
       },
     });
     const missing = namedHostRefs(plan).filter((ref) => !hostRefs.has(refId(ref)));
-    // The item's copy under the other namespace layout is read where that layout writes.
-    const otherLayout = plan.otherLayout && refId(plan.otherLayout);
     const readable = missing.filter(
       (ref) =>
         findResource(ref.apiVersion, ref.kind) !== undefined &&
-        (refId(ref) === otherLayout
-          ? ownsInOtherLayout(ref.namespace, env)
-          : ownsHostNamespace(ref.namespace, env.identity, env.config)) &&
+        mayRead(plan!, ref, item, env) &&
         (!env.scope ||
           withinScope(env.scope, {
             resource: findResource(ref.apiVersion, ref.kind)!.plural,
@@ -432,6 +428,18 @@ async function planWithReferences(
     });
   }
   return plan!;
+}
+
+/**
+ * Whether a host object the plan names may be read: in a namespace of the layout in force; the
+ * item's copy under the other namespace layout where that layout writes, unless the forwarder,
+ * which watches both layouts' namespaces, saw no copy of the item at all.
+ */
+function mayRead(plan: Plan, ref: ObjectRef, item: EventItem, env: ItemSyncEnv): boolean {
+  if (plan.otherLayout && refId(ref) === refId(plan.otherLayout)) {
+    return item.hostCopy !== 'unseen' && ownsInOtherLayout(ref.namespace, env);
+  }
+  return ownsHostNamespace(ref.namespace, env.identity, env.config);
 }
 
 /** Every host object the plan's reference patches named, in either direction. */

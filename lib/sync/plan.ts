@@ -351,18 +351,16 @@ function planSkip(input: PlanInput, target: Target, skip: SkipReason, draft: Pla
     draft.hostWrites.push(...planUnusedCopies(host, 'none', user, lookupsHost, target.ctx, draft));
     return { status: 'write', reasonCode: skip.code, reason };
   }
-  // A virtual object deleted after a namespace-mode switch: its copy may be in the other layout.
-  const layoutRemoval =
-    target.virtual === null
-      ? planOtherLayoutRemoval({
-          resource: input.resource,
-          kind: target.kind,
-          key: target.key,
-          ctx: target.ctx,
-          hostLookups: input.references?.host ?? [],
-          draft,
-        })
-      : undefined;
+  // After a namespace-mode switch the copy of an object skipped now (deleted, its Service gone
+  // or given a selector, its kind's sync off) may be in the other layout.
+  const layoutRemoval = planOtherLayoutRemoval({
+    resource: input.resource,
+    kind: target.kind,
+    key: target.key,
+    ctx: target.ctx,
+    hostLookups: input.references?.host ?? [],
+    draft,
+  });
   if (layoutRemoval) {
     draft.hostWrites.push(layoutRemoval);
     return {

@@ -111,7 +111,10 @@ export async function startTestStack(options: StackOptions = {}): Promise<Stack>
  */
 export function createStackForwarder(
   stack: Stack,
-  options: Pick<ForwarderOptions, 'hostNamespaces'> = {},
+  options: Pick<
+    ForwarderOptions,
+    'hostNamespaces' | 'configProbeIntervalMs' | 'configGraceMs'
+  > = {},
 ): {
   forwarder: Forwarder;
   close(): Promise<void>;

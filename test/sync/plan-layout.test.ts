@@ -80,6 +80,16 @@ describe.each([
     expect(deletes(plan)).toEqual([{ ...oldAt, uid: 'old-copy-uid' }]);
   });
 
+  it('deletes the old copy of an object skipped now (its Service got a selector)', () => {
+    const withSelector = { ...input(after, endpoints(), null, [copyIn(before)]) };
+    withSelector.companions = {
+      services: { ...manualService(), spec: { selector: { app: 'db' }, ports: [{ port: 5432 }] } },
+    };
+    const plan = planSync(withSelector, { evaluator });
+    expect(plan.reasonCode).toBe('service-has-selector');
+    expect(deletes(plan)).toEqual([{ ...oldAt, uid: 'old-copy-uid' }]);
+  });
+
   it('leaves an object there alone that is not provably our copy of this very object', () => {
     const old = copyIn(before);
     const foreign: KubeObject[] = [
