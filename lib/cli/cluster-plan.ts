@@ -30,6 +30,7 @@ import {
 import type { Evaluator } from '../patches/types.ts';
 import {
   companionResources,
+  failedPartOutcome,
   type HostWrite,
   ITEM_KINDS,
   kindResource,
@@ -268,13 +269,20 @@ function entryOf(item: EventItem, plan: Plan): ClusterPlanEntry {
     ...plan.hostWrites.map(named('host')),
     ...plan.virtualWrites.map(named('virtual')),
   ];
+  // A part that fails apart from the rest (the fromHost direction) fails the key, as the
+  // function reports it, with the writes the rest still makes.
+  const partly = failedPartOutcome(plan);
   return {
     key: { resource: item.key.resource, namespace: item.key.namespace, name: item.key.name },
     direction: item.direction,
-    status: plan.status,
-    reasonCode: plan.reasonCode,
-    reason: plan.reason,
-    ...(plan.status === 'failed' ? { retryable: plan.retryable ?? false } : {}),
+    status: partly?.status ?? plan.status,
+    reasonCode: partly?.reasonCode ?? plan.reasonCode,
+    reason: partly?.reason ?? plan.reason,
+    ...(partly
+      ? { retryable: partly.retryable }
+      : plan.status === 'failed'
+        ? { retryable: plan.retryable ?? false }
+        : {}),
     writes,
   };
 }

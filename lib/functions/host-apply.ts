@@ -28,6 +28,7 @@ import {
 } from '../model/index.ts';
 import type { Evaluator, ObjectRef } from '../patches/types.ts';
 import {
+  failedPartOutcome,
   hostKeyOf,
   ownsHostNamespace,
   ownsInOtherLayout,
@@ -203,7 +204,10 @@ async function planAndWrite(
       });
     }
     if (plan.status === 'skipped' || plan.status === 'unchanged') {
-      if (plan.failedPart) return progress.finish(failedPartEnding(plan, plan.failedPart));
+      // A part that failed apart from the rest (docs/sync.md, "A failing direction never blocks
+      // the other") fails the item; the forwarder retries or parks it, with a Warning Event.
+      const partly = failedPartOutcome(plan);
+      if (partly) return progress.finish(partly);
       // Writes of an earlier round that lost a race still count: the host did change.
       const status = written.length > 0 ? 'applied' : plan.status;
       return progress.finish({ status, reasonCode: plan.reasonCode, reason: plan.reason });
@@ -233,7 +237,9 @@ async function planAndWrite(
       }
       return progress.finish(hostFailure(err, 'write', env, written));
     }
-    if (plan.failedPart) return progress.finish(failedPartEnding(plan, plan.failedPart));
+    // The writes are made and listed; the virtual writes of a failed result are never applied.
+    const partly = failedPartOutcome(plan);
+    if (partly) return progress.finish(partly);
     return progress.finish({
       status: 'applied',
       reasonCode: plan.reasonCode,
@@ -247,21 +253,6 @@ async function planAndWrite(
     reason: `the host copy kept changing while it was written (${maxRounds} rounds; last: ${lastRace?.message ?? 'conflict'}); a retry re-plans from the host state${describeWritten(written)}`,
     retryable: true,
   });
-}
-
-/**
- * The ending of an item whose plan was carried out but for a part that failed apart from it
- * (the fromHost direction): `failed` with that part's code, so that the forwarder retries or
- * parks the key and records a Warning Event, while the writes made are listed as usual. The
- * plan's virtual writes are not sent: a failed result's are never applied.
- */
-function failedPartEnding(plan: Plan, part: NonNullable<Plan['failedPart']>): ItemEnding {
-  return {
-    status: 'failed',
-    reasonCode: part.reasonCode,
-    reason: `${part.reason}; the rest of the sync went ahead: ${plan.reason}`,
-    retryable: part.retryable,
-  };
 }
 
 /**

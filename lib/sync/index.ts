@@ -39,7 +39,7 @@ export {
   ownsHostNamespace,
   virtualNamespaceOf,
 } from './namespaces.ts';
-export { planSync } from './plan.ts';
+export { failedPartOutcome, planSync } from './plan.ts';
 export {
   InvalidPlanInputError,
   type PlanEnv,

@@ -110,6 +110,24 @@ export function planSync(input: PlanInput, env: PlanEnv): Plan {
   }
 }
 
+/**
+ * How a plan with a {@link Plan.failedPart} ends once its writes are made: `failed`, with that
+ * part's code and a reason that says the rest went ahead (the function's item result and the
+ * dry run both report it so); `undefined` for any other plan.
+ */
+export function failedPartOutcome(
+  plan: Plan,
+): { status: 'failed'; reasonCode: ReasonCode; reason: string; retryable: boolean } | undefined {
+  const part = plan.failedPart;
+  if (!part) return undefined;
+  return {
+    status: 'failed',
+    reasonCode: part.reasonCode,
+    reason: `${part.reason}; the rest of the sync went ahead: ${plan.reason}`,
+    retryable: part.retryable,
+  };
+}
+
 function withReferences(draft: PlanDraft): Pick<Plan, 'references' | 'otherLayout'> {
   return {
     ...(draft.references.length > 0 ? { references: draft.references } : {}),

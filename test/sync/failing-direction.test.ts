@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/model/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
-import { planSync } from '../../lib/sync/plan.ts';
+import { failedPartOutcome, planSync } from '../../lib/sync/plan.ts';
 import type { Plan } from '../../lib/sync/types.ts';
 import { ClusterPair, config, DOMAIN, endpoints, manualService } from './fixtures.ts';
 
@@ -85,6 +85,13 @@ describe('a failing reverse patch', () => {
     expect(p.failedPart).toMatchObject({ reasonCode: 'reverse-patch-failed', retryable: false });
     expect(p.failedPart!.reason).toContain('(from host)');
     expect(p.failedPart!.reason).toContain('annotation team');
+    // The function's result and the dry run report the item failed, with the writes made.
+    expect(failedPartOutcome(p)).toEqual({
+      status: 'failed',
+      reasonCode: 'reverse-patch-failed',
+      reason: `${p.failedPart!.reason}; the rest of the sync went ahead: ${p.reason}`,
+      retryable: false,
+    });
     expect(hostIp(s.host())).toBe('10.0.0.9');
     // The host edit is neither undone nor carried back.
     expect(s.host().metadata.annotations?.['team']).toBe('pre-bad');
