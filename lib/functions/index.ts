@@ -42,11 +42,14 @@ export {
   type TelemetryStats,
 } from './observability.ts';
 export {
+  createWatchedEvaluator,
   createWorkerPlanner,
   inProcessPlanner,
   type PlannedItem,
   type Planner,
   type PlannerIncident,
+  type WatchedEvaluator,
+  type WatchedEvaluatorOptions,
   type WorkerPlanner,
   type WorkerPlannerOptions,
 } from './planner/index.ts';

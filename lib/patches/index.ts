@@ -10,6 +10,8 @@ export {
   type EngineStats,
   ExpressionEngine,
 } from './expression/index.ts';
+export { formatLocation, type Location } from './path.ts';
+export type { ValueTypeProblem } from './pipeline.ts';
 export type {
   Direction,
   EvalResult,

@@ -5,9 +5,7 @@
  * was dropped while the report said applied, and a string for a port was planned as a write the
  * API server refuses).
  */
-import type { Location } from '../patches/path.ts';
-import { formatLocation } from '../patches/path.ts';
-import type { ValueTypeProblem } from '../patches/pipeline.ts';
+import { formatLocation, type Location, type ValueTypeProblem } from '../patches/index.ts';
 
 /** A JSON type a schema field takes. */
 type FieldType = 'string' | 'integer' | 'boolean';

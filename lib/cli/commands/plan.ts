@@ -5,6 +5,7 @@
 import { stringify } from 'yaml';
 import { itemKindsOf, ProgressMeter, type ProgressStream } from '../../forwarder/index.ts';
 import {
+  createWatchedEvaluator,
   type MarkerKeySet,
   MarkerKeysError,
   markerKeysFrom,
@@ -19,7 +20,6 @@ import {
 } from '../../kube/index.ts';
 import type { KubeObject } from '../../model/index.ts';
 import { describeWrite, resourceKeyString } from '../../model/index.ts';
-import { createExpressionEngine } from '../../patches/expression/index.ts';
 import {
   ITEM_KINDS,
   kindOfKind,
@@ -184,7 +184,8 @@ const plan: Command = {
         host: hostObjects.filter(isReferenced),
       },
     };
-    const engine = await createExpressionEngine();
+    // The function's CPU bound: a builtin the sandbox cannot interrupt does not hold the command.
+    const engine = createWatchedEvaluator();
     try {
       const result = planSync(input, { evaluator: engine });
       io.stdout.write(stringify(result));
@@ -312,7 +313,7 @@ async function runClusterPlan(values: CommandValues, io: CommandIO): Promise<num
     stream: stderr,
     log: (message, a) => io.stderr.write(`${message}: ${a['done']}/${a['total']} keys\n`),
   });
-  const engine = await createExpressionEngine();
+  const engine = createWatchedEvaluator();
   let result: ClusterPlan;
   try {
     result = await planCluster({

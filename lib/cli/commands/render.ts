@@ -6,6 +6,7 @@
 import { stringify } from 'yaml';
 import { OWNED_KINDS } from '../../config/index.ts';
 import type { SyncConfig } from '../../config/types.ts';
+import { createWatchedEvaluator } from '../../functions/index.ts';
 import {
   apiVersionOf,
   applyMergePatch,
@@ -13,7 +14,6 @@ import {
   type PlanStatus,
   type ReasonCode,
 } from '../../model/index.ts';
-import { createExpressionEngine } from '../../patches/expression/index.ts';
 import type { Direction, PatchReport } from '../../patches/types.ts';
 import { syncContext } from '../../sync/context.ts';
 import { copyFromHost } from '../../sync/copy.ts';
@@ -205,9 +205,15 @@ export interface Renderer {
   close(): void;
 }
 
-/** Opens a {@link Renderer} on a new expression engine, the function's sandbox and limits. */
+/**
+ * Opens a {@link Renderer} on a new expression engine with the function's sandbox and limits,
+ * and its CPU bound: the engine runs in a worker thread, and an evaluation that holds it past the
+ * limit (a builtin the sandbox cannot interrupt) fails with `timeout` instead of holding the
+ * caller (watched-evaluator.ts). Every caller of render's path (render, test, the playground)
+ * gets the bound.
+ */
 export async function openRenderer(): Promise<Renderer> {
-  const engine = await createExpressionEngine();
+  const engine = createWatchedEvaluator();
   const evaluate = { evaluator: engine };
   return {
     render: (request) =>

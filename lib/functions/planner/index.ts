@@ -13,6 +13,11 @@ export {
 } from './native-first.ts';
 export { inProcessPlanner, type PlannedItem, type Planner } from './planner.ts';
 export {
+  createWatchedEvaluator,
+  type WatchedEvaluator,
+  type WatchedEvaluatorOptions,
+} from './watched-evaluator.ts';
+export {
   createWorkerPlanner,
   type PlannerIncident,
   type WorkerPlanner,
