@@ -13,6 +13,7 @@ import {
   runForwarderProcess,
   SETTLE_MS,
 } from './support/forwarder-process.ts';
+import { loadManualEndpoints } from './support/manual-endpoints.ts';
 import { percentile } from './support/percentile.ts';
 import { pool } from './support/pool.ts';
 import { idleProcessMemory } from './support/process-memory.ts';
@@ -59,30 +60,19 @@ function subsets(i: number, generation: number): unknown[] {
 
 /** Loads the virtual objects straight into the emulator's store (no HTTP). */
 function load(store: ClusterStore): void {
-  for (const namespace of NAMESPACES) {
-    if (!store.peek('namespaces', undefined, namespace)) {
-      store.create('namespaces', undefined, { metadata: { name: namespace } });
-    }
-  }
-  for (let i = 0; i < OBJECTS; i++) {
+  loadManualEndpoints(store, NAMESPACES, OBJECTS, (i) => {
     const { namespace, name } = keyOf(i);
-    store.create('services', namespace, {
-      metadata: { name, namespace },
-      spec: { ports: [{ name: 'tcp', port: 5432, protocol: 'TCP' }] },
-    });
-    store.create('endpoints', namespace, {
-      metadata: {
-        name,
-        namespace,
-        labels: { app: name, tier: 'backend' },
-        annotations: {
-          'example.com/upstream': `${name}-primary.${namespace}.svc`,
-          'example.com/environment': 'dev',
-        },
+    return {
+      namespace,
+      name,
+      labels: { app: name, tier: 'backend' },
+      annotations: {
+        'example.com/upstream': `${name}-primary.${namespace}.svc`,
+        'example.com/environment': 'dev',
       },
       subsets: subsets(i, 0),
-    });
-  }
+    };
+  });
 }
 
 const FORWARDER = JSON.parse(process.env['E2E_BENCH_FORWARDER'] ?? '{}');

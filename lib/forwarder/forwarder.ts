@@ -790,15 +790,19 @@ class ForwarderImpl implements Forwarder {
     };
   }
 
-  async #runResync(): Promise<void> {
-    const period = this.#o.resyncIntervalMs ?? 300_000;
+  #runResync(): Promise<void> {
+    return this.#every(this.#o.resyncIntervalMs ?? 300_000, () => this.resync());
+  }
+
+  /** Runs `tick` every `period` ms until the forwarder stops. */
+  async #every(period: number, tick: () => void): Promise<void> {
     for (;;) {
       try {
         await this.#clock.sleep(period, this.#resyncStop.signal);
       } catch {
         return;
       }
-      this.resync();
+      tick();
     }
   }
 
@@ -821,25 +825,20 @@ class ForwarderImpl implements Forwarder {
    * Sends one object when no invocation happened for a probe interval, so that a changed
    * configuration is noticed in a quiet cluster too (its result carries the version).
    */
-  async #runConfigProbe(): Promise<void> {
+  #runConfigProbe(): Promise<void> {
     const period = this.#o.configProbeIntervalMs ?? 10_000;
-    for (;;) {
-      try {
-        await this.#clock.sleep(period, this.#resyncStop.signal);
-      } catch {
-        return;
-      }
+    return this.#every(period, () => {
       const idle = this.#queue.length + this.#queue.inFlight === 0;
-      if (!idle || this.#clock.now() - this.#lastInvocationAt < period) continue;
+      if (!idle || this.#clock.now() - this.#lastInvocationAt < period) return;
       const key = this.#probeKey();
-      if (key === undefined) continue;
+      if (key === undefined) return;
       this.#queue.add(key, {
         direction: 'toHost',
         enqueuedAt: this.#clock.now(),
         cause: 'config-probe',
         background: true,
       });
-    }
+    });
   }
 
   /** The first item key this instance dispatches, for the configuration probe. */
