@@ -546,4 +546,23 @@ describe(`endpoint-sync plan over a live virtual cluster (${SUBSTRATE})`, () => 
     expect(r.stdout).toContain('host: 0 to create, 0 to update, 0 to delete');
     expect(r.code).toBe(0);
   });
+
+  it('lists what a switch to multi-namespace mode moves: each copy made in the mapped namespace and the old one deleted', async () => {
+    const refused = refuseWrites();
+    const multi = CONFIG.replace(
+      '  toHost:\n',
+      '  toHost:\n    namespaces:\n      enabled: true\n',
+    );
+    expect(multi).not.toBe(CONFIG);
+    const r = await dryRunWith(bufferIO({ ...files, 'm.yaml': multi }), '--config', 'm.yaml');
+    for (const name of ['db', 'moved']) {
+      expect(r.stdout).toContain(`host create endpoints vc-x-${NS}/${name}`);
+      expect(r.stdout).toContain(`host delete endpoints ${copyOf(name)}`);
+    }
+    expect(r.stdout).toContain(
+      `host delete endpointslices ${HOST}/${hostName('metrics-new', NS, 'vc')}`,
+    );
+    expect(r.code).toBe(1);
+    expect(refused()).toBe(0);
+  });
 });
