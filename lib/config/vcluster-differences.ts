@@ -103,6 +103,25 @@ export function vclusterDifferences(
       column: 1,
     });
   }
+  const setOwner = doc.getIn(['experimental', 'syncSettings', 'setOwner'], true) as
+    | (Node & { value?: unknown })
+    | undefined;
+  if (setOwner?.value !== false) {
+    const message =
+      "vcluster gives every host copy an owner reference to the virtual cluster's host Service (experimental.syncSettings.setOwner, on by default), so that removing the virtual cluster garbage-collects its copies; endpoint-sync sets no owner references yet, so its copies stay until they are deleted (an open difference, docs/vcluster-compatibility.md)";
+    if (setOwner === undefined) {
+      out.push({
+        severity: 'warning',
+        message: `vcluster: ${message}`,
+        configPath: '',
+        file,
+        line: 1,
+        column: 1,
+      });
+    } else {
+      at(setOwner, 'experimental.syncSettings.setOwner', message);
+    }
+  }
   for (const resource of Object.values(config.resources)) {
     const paths = new Set<string>();
     for (const patch of resource.patches) {

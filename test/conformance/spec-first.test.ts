@@ -365,3 +365,14 @@ describe('deliberate differences the review listed (docs/vcluster-compatibility.
     expect(annotations?.['vcluster.loft.sh/managed-labels']).toBe('a');
   });
 });
+
+describe(`owner references (${source('pkg/util/translate/translate.go')} CopyObjectWithName, ${source('pkg/setup/config/config.go')} SetGlobalOwner)`, () => {
+  it('host copies carry no ownerReference to the virtual cluster host Service, where vcluster sets one by default in single-namespace mode [open]', () => {
+    const pair = referringPair('example.com/ref', 'target');
+    const plan = planSync(pair.input(config(''), 'default', 'db', who), {
+      evaluator: engines[0]![1],
+    });
+    const create = plan.hostWrites.find((w) => w.resource === 'endpoints');
+    expect(create?.verb === 'create' && create.object.metadata.ownerReferences).toBeUndefined();
+  });
+});

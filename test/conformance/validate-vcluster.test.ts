@@ -13,7 +13,10 @@ describe('validate --vcluster', () => {
     const io = bufferIO();
     expect(await main(['validate', '--config', FILE, '--vcluster'], io)).toBe(0);
     const lines = io.err.trimEnd().split('\n');
-    expect(lines.map((l) => l.replace(/: warning: vcluster: .*?(\((sync\.[^()]*)\))?$/, ' $2'))).toEqual([
+    expect(
+      lines.map((l) => l.replace(/: warning: vcluster: .*?(\((sync\.[^()]*)\))?$/, ' $2')),
+    ).toEqual([
+      `${FILE}:1:1 `,
       `${FILE}:1:1 `,
       `${FILE}:3:5 sync.toHost.pods`,
       `${FILE}:13:11 sync.toHost.endpoints.patches[2]`,
@@ -27,11 +30,28 @@ describe('validate --vcluster', () => {
     // patches[0] references a Secret: a kind vcluster maps, so it is not listed.
     expect(lines[0]).toContain('the marker domain is virtualcluster.loft.sh');
     expect(lines[0]).toContain('run with the marker domain vcluster.loft.sh');
-    expect(lines[2]).toContain('an expression on the empty path gets the whole desired object');
-    expect(lines[3]).toContain('dotted ".*"');
-    expect(lines[4]).toContain("vcluster's validation refuses two items with the same path");
-    expect(lines[6]).toContain('returns a new object without spreading value');
-    expect(io.out).toContain('9 fields treated differently from vcluster');
+    expect(lines[1]).toContain('endpoint-sync sets no owner references yet');
+    expect(lines[3]).toContain('an expression on the empty path gets the whole desired object');
+    expect(lines[4]).toContain('dotted ".*"');
+    expect(lines[5]).toContain("vcluster's validation refuses two items with the same path");
+    expect(lines[7]).toContain('returns a new object without spreading value');
+    expect(io.out).toContain('10 fields treated differently from vcluster');
+  });
+
+  it("says that copies get no owner references while setOwner is on (vcluster's default), at the key when it is written", async () => {
+    const io = bufferIO();
+    await main(['validate', '--config', 'examples/minimal.yaml', '--vcluster'], io);
+    expect(io.err).toContain(
+      'examples/minimal.yaml:1:1: warning: vcluster: vcluster gives every host copy an owner reference',
+    );
+    const minimal = await bufferIO().readFile('examples/minimal.yaml');
+    const written = bufferIO({
+      'm.yaml': `${minimal}experimental:\n  syncSettings:\n    setOwner: true\n`,
+    });
+    await main(['validate', '--config', 'm.yaml', '--vcluster'], written);
+    expect(written.err).toMatch(
+      /m\.yaml:14:15: warning: vcluster: vcluster gives every host copy an owner reference.*\(experimental\.syncSettings\.setOwner\)/,
+    );
   });
 
   it("says nothing of the marker domain when it is vcluster's", async () => {
@@ -44,17 +64,13 @@ describe('validate --vcluster', () => {
   });
 
   it('says when nothing differs, and prints nothing extra without the flag', async () => {
-    const quiet = bufferIO();
+    const minimal = await bufferIO().readFile('examples/minimal.yaml');
+    const quiet = bufferIO({
+      'm.yaml': `${minimal}experimental:\n  syncSettings:\n    setOwner: false\n`,
+    });
     expect(
       await main(
-        [
-          'validate',
-          '--config',
-          'examples/minimal.yaml',
-          '--vcluster',
-          '--marker-domain',
-          'vcluster.loft.sh',
-        ],
+        ['validate', '--config', 'm.yaml', '--vcluster', '--marker-domain', 'vcluster.loft.sh'],
         quiet,
       ),
     ).toBe(0);
