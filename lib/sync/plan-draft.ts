@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '../model/index.ts';
 import { getOwn, jsonEqual } from '../model/index.ts';
-import type { ObjectRef, PatchReport } from '../patches/types.ts';
+import type { ObjectRef, PatchOutcome, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import type { SyncReferenceTranslator } from './references.ts';
 import type { HostWrite, Plan, PlanReference, VirtualWrite } from './types.ts';
@@ -50,15 +50,21 @@ export function checkReport(
 
 /**
  * Why a failed patch report failed, as a plan's failure (a denied reference has its own code);
- * `undefined` when the report did not fail.
+ * `undefined` when the report did not fail. With `counts`, only the failed outcomes it accepts
+ * count (`undefined` when none does).
  */
 export function reportFailure(
   report: PatchReport,
   refs: SyncReferenceTranslator,
   what: string,
+  counts?: (failed: PatchOutcome & { status: 'failed' }) => boolean,
 ): NonNullable<Plan['failedPart']> | undefined {
   if (!report.failed) return undefined;
-  const failure = report.outcomes.find((o) => o.status === 'failed');
+  const failure = report.outcomes.find(
+    (o): o is PatchOutcome & { status: 'failed' } =>
+      o.status === 'failed' && (counts === undefined || counts(o)),
+  );
+  if (failure === undefined && counts !== undefined) return undefined;
   const error =
     failure?.status === 'failed' ? failure.error : { code: 'internal', message: 'unknown failure' };
   const denied = refs.denials.find((d) => d.message === error.message);

@@ -14,6 +14,7 @@ import {
   setOwn,
   stableStringify,
 } from '../model/index.ts';
+import { type Location, parsePath, pathToLocation } from '../patches/path.ts';
 import type { SyncContext } from './context.ts';
 import { type CopyEnv, copyFromHost, type DeferredHostCopy } from './copy.ts';
 import { virtualLabelKey } from './label-keys.ts';
@@ -63,10 +64,16 @@ export function planFlowBack(
 ): { translation: Translation; flowedBack: string[] } {
   const { ctx, host, virtual, what, key } = item;
   const reverse = copyFromHost(host, virtual, translation.copyEnv);
+  const edited = editedLocations(item.changes, ctx);
+  // A reference that fails (one reaching outside the virtual cluster) always counts: a host edit
+  // that tries that is reported as such wherever it is.
+  const holdsBack = (failed: { path: string; error: { code: string } }) =>
+    failed.error.code === 'reference' || mayReach(failed.path, edited);
   const failure =
-    reverse.report && reportFailure(reverse.report, translation.refs, `${what} (from host)`);
+    reverse.report &&
+    reportFailure(reverse.report, translation.refs, `${what} (from host)`, holdsBack);
+  if (reverse.report) draft.reports.push(reverse.report);
   if (failure) {
-    draft.reports.push(reverse.report!);
     draft.failedPart = {
       reasonCode:
         failure.reasonCode === 'patch-failed' ? 'reverse-patch-failed' : failure.reasonCode,
@@ -76,7 +83,12 @@ export function planFlowBack(
     const copy = holdHostEdits(translation.copy, host, item.changes, ctx);
     return { translation: { ...translation, copy }, flowedBack: [] };
   }
-  checkReport(reverse.report, draft, translation.refs, `${what} (from host)`);
+  if (reverse.report?.failed) {
+    const ignored = reportFailure(reverse.report, translation.refs, `${what} (from host)`);
+    draft.notes.push(
+      `${ignored?.reason ?? `${what} (from host): a reverse patch failed`}; it failed where the host edited nothing, so the host edits flow back regardless`,
+    );
+  }
   const patch = virtualPatch(item.changes, reverse.object, virtual, ctx);
   if (!patch) return { translation, flowedBack: [] };
   const flowedBack = [
@@ -202,4 +214,41 @@ function holdHostEdits(
     ...copy,
     head: { ...copy.head, metadata: { ...copy.head.metadata, labels, annotations } },
   };
+}
+
+/**
+ * Where the edited keys are in the object the reverse patches run on (virtual label keys, as
+ * `prepareFromHost` restores them).
+ */
+function editedLocations(
+  changes: { labels: string[]; annotations: string[] },
+  ctx: SyncContext,
+): Location[] {
+  const out: Location[] = [];
+  for (const hostKey of changes.labels) {
+    const virtualKey = virtualLabelKey(hostKey, ctx.identity.name, ctx.identity.markerDomain);
+    if (virtualKey !== undefined) out.push(['metadata', 'labels', virtualKey]);
+  }
+  for (const key of changes.annotations) out.push(['metadata', 'annotations', key]);
+  return out;
+}
+
+/**
+ * Whether a reverse patch that failed at `path` can change what flows back: only the edited keys'
+ * values are read from the reverse run, and a failed match leaves every other location as it
+ * was, so a failure at another key cannot reach them. A failure at an edited key, above one (the
+ * labels, the metadata, the whole object) or at a path that names no single location (a
+ * wildcard, an unparsable path) may: it holds the edits back.
+ */
+function mayReach(path: string, edited: readonly Location[]): boolean {
+  let at: Location | null;
+  try {
+    at = pathToLocation(parsePath(path));
+  } catch {
+    return true;
+  }
+  if (at === null) return true;
+  const within = (a: Location, b: Location) =>
+    a.length <= b.length && a.every((segment, i) => segment === b[i]);
+  return edited.some((location) => within(at, location) || within(location, at));
 }

@@ -67,7 +67,7 @@ function setup() {
   const useConfig = (yaml: string) => {
     cfg = config(yaml);
   };
-  return { plan, sync, host, virtual, editHost, moveAddress, useConfig };
+  return { pair, plan, sync, host, virtual, editHost, moveAddress, useConfig };
 }
 
 const hostIp = (o: KubeObject) =>
@@ -135,7 +135,25 @@ describe('a failing reverse patch', () => {
     expect(s.plan().status).toBe('unchanged');
   });
 
-  it('every host edit is held while the reverse run fails (it is one unit)', () => {
+  it('holds nothing back when it fails only where the host edited nothing', () => {
+    const s = setup();
+    // The virtual side's own value makes the reverse expression throw on every run.
+    const v = structuredClone(s.virtual());
+    v.metadata.annotations = { team: 'ops', other: 'bad' };
+    s.pair.virtual.set(VIRTUAL, v);
+    s.sync();
+    expect(s.host().metadata.annotations?.['other']).toBe('pre-bad');
+    s.editHost({ team: 'pre-dev' });
+    const p = s.sync();
+    expect(p.failedPart).toBeUndefined();
+    expect(p.virtualWrites).toEqual([
+      expect.objectContaining({ patch: { metadata: { annotations: { team: 'dev' } } } }),
+    ]);
+    expect(p.reason).toContain('it failed where the host edited nothing');
+    expect(s.virtual().metadata.annotations).toEqual({ team: 'dev', other: 'bad' });
+  });
+
+  it('every host edit is held while the reverse run fails at one of them (it is one unit)', () => {
     const s = setup();
     s.editHost({ team: 'pre-bad', owner: 'pre-me' }, { tier: 'gold' });
     s.moveAddress('10.0.0.7');
