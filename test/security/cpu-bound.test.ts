@@ -67,7 +67,7 @@ const CONFIG = `sync:
         - path: metadata.labels.app
           expression: '${DISPATCH.replaceAll("'", "''")}'
         - path: metadata.annotations["x.io/blob"]
-          expression: 'value.includes(value.slice(0, value.length / 2) + "b") ? "yes" : "no"'
+          expression: 'valueExists ? (value.includes(value.slice(0, value.length / 2) + "b") ? "yes" : "no") : value'
 `;
 
 let stack: Stack;
