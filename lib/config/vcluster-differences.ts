@@ -108,7 +108,7 @@ export function vclusterDifferences(
     | undefined;
   if (setOwner?.value !== false) {
     const message =
-      "vcluster gives every host copy an owner reference to the virtual cluster's host Service (experimental.syncSettings.setOwner, on by default), so that removing the virtual cluster garbage-collects its copies; endpoint-sync sets no owner references yet, so its copies stay until they are deleted (an open difference, docs/vcluster-compatibility.md)";
+      "experimental.syncSettings.setOwner is on (vcluster's default): in single-namespace mode every host copy gets an owner reference to the virtual cluster's host Service, as vcluster's copies do, so deleting that Service garbage-collects them; the functions read its uid once a minute, so a Service made again is the owner within a minute; set setOwner: false to keep copies independent of it";
     if (setOwner === undefined) {
       out.push({
         severity: 'warning',

@@ -22,8 +22,9 @@ import {
   type SyncEventV2,
   type SyncResult,
 } from '../contract/index.ts';
-import { type KubeClient, KubeClient as KubeClientClass } from '../kube/index.ts';
+import { type KubeClient, KubeClient as KubeClientClass, NotFoundError } from '../kube/index.ts';
 import {
+  RESOURCES,
   type ResultReasonCode,
   syncedByPlural,
   type VirtualClusterIdentity,
@@ -432,13 +433,55 @@ async function hostSession(
     telemetry.logger.error('marker keys unavailable', { error: (err as Error).message });
     return invocation.failAll((err as Error).message, 'marker-keys-unavailable', retryable);
   }
+  const ownerUid = await hostServiceUid(client, entry, telemetry);
   const identity = {
     name: entry.virtualCluster.name,
     hostNamespace: entry.virtualCluster.namespace,
     markerDomain: options.tenants.markerDomainOf(entry),
     ...keys,
+    ...(ownerUid === undefined ? {} : { ownerUid }),
   };
   return { client, identity };
+}
+
+/** How long the uid of a virtual cluster's host Service is reused before it is read again. */
+const OWNER_UID_TTL_MS = 60_000;
+/** `namespace/name` of a virtual cluster's host Service -> its uid (undefined: none) and when read. */
+const ownerUids = new Map<string, { uid: string | undefined; at: number }>();
+
+/**
+ * The uid of the virtual cluster's host Service (its name, in its host namespace), the owner of
+ * every host copy in single-namespace mode (vcluster's `setOwner`): read once a minute per
+ * tenant. None (no owner references) when the Service does not exist or cannot be read; that
+ * is logged, never an item's failure.
+ */
+async function hostServiceUid(
+  client: KubeClient,
+  entry: TenantEntry,
+  telemetry: HandlerParts['telemetry'],
+): Promise<string | undefined> {
+  const { name, namespace } = entry.virtualCluster;
+  const key = `${namespace}/${name}`;
+  const cached = ownerUids.get(key);
+  if (cached && Date.now() - cached.at < OWNER_UID_TTL_MS) return cached.uid;
+  let uid: string | undefined;
+  try {
+    const service = await client.get(RESOURCES.services, name, { namespace });
+    uid = typeof service.metadata.uid === 'string' ? service.metadata.uid : undefined;
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) {
+      telemetry.logger.warn(
+        'virtual cluster host Service unreadable: copies get no owner reference',
+        {
+          namespace,
+          error: (err as Error).name,
+        },
+      );
+    }
+  }
+  if (ownerUids.size > 10_000) ownerUids.clear();
+  ownerUids.set(key, { uid, at: Date.now() });
+  return uid;
 }
 
 /** Logs and counts what the configuration source did since the handler last looked. */

@@ -21,6 +21,13 @@ export interface VirtualClusterIdentity {
   markerKey?: string;
   /** Keys of earlier rotations, still accepted; imports signed with one are signed again. */
   previousMarkerKeys?: readonly string[];
+  /**
+   * The uid of the virtual cluster's host Service (`name` in `hostNamespace`), read by the
+   * functions: in single-namespace mode every host copy gets an owner reference to it (unless
+   * `experimental.syncSettings.setOwner` is false), as vcluster's copies do, so that removing the
+   * virtual cluster garbage-collects them. Absent: no owner references.
+   */
+  ownerUid?: string;
 }
 
 /** Resource plural as used in API paths: `endpoints`, `secrets`, `configmaps`, ... */

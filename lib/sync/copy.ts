@@ -10,7 +10,7 @@ import { applyPatches, type PipelineEnv, type PipelineResult } from '../patches/
 import type { Direction, Evaluator, PatchReport, ReferenceTranslator } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import { isMultiNamespace, resolveHostNamespace } from './namespaces.ts';
-import { sameContent } from './plan-draft.ts';
+import { sameContent, sameOwners } from './plan-draft.ts';
 import { reportOverridden } from './protected-fields.ts';
 import {
   finishForHost,
@@ -187,7 +187,9 @@ export function sameHostCopy(copy: DeferredHostCopy, host: KubeObject, ctx: Sync
   const spec = copy.deferredSpec;
   if (spec === undefined) return sameContent(copy.head, host);
   return (
-    sameLabelsAndAnnotations(copy.head, host) && sameHostSpec(spec.virtual, spec.kind, host, ctx)
+    sameLabelsAndAnnotations(copy.head, host) &&
+    sameOwners(copy.head, host) &&
+    sameHostSpec(spec.virtual, spec.kind, host, ctx)
   );
 }
 

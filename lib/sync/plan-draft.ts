@@ -92,8 +92,17 @@ export function uidMismatch(host: KubeObject, virtual: KubeObject, ctx: SyncCont
   return typeof recorded === 'string' && typeof uid === 'string' && recorded !== uid;
 }
 
+/**
+ * Whether the host object has the owner references the desired copy has (the sync's field: set
+ * on copies in single-namespace mode, see `hostOwnerReferences`; none otherwise).
+ */
+export function sameOwners(desired: KubeObject, host: KubeObject): boolean {
+  return jsonEqual(desired.metadata.ownerReferences ?? [], host.metadata.ownerReferences ?? []);
+}
+
 /** Whether the desired copy and the current host object hold the same content and metadata. */
 export function sameContent(desired: KubeObject, host: KubeObject): boolean {
+  if (!sameOwners(desired, host)) return false;
   if (!jsonEqual(desired.metadata.labels ?? {}, host.metadata.labels ?? {})) return false;
   if (!jsonEqual(desired.metadata.annotations ?? {}, host.metadata.annotations ?? {})) return false;
   const keys = new Set([...Object.keys(desired), ...Object.keys(host)]);

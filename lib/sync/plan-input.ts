@@ -130,6 +130,10 @@ function checkIdentity(identity: unknown): void {
       `expected a secret string of at least ${MIN_MARKER_KEY_LENGTH} characters`,
     );
   }
+  const ownerUid = identity['ownerUid'];
+  if (ownerUid !== undefined && (typeof ownerUid !== 'string' || ownerUid === '')) {
+    throw new InvalidPlanInputError('identity.ownerUid', 'expected a non-empty string');
+  }
   const previous = identity['previousMarkerKeys'];
   if (previous !== undefined && (!Array.isArray(previous) || !previous.every(isMarkerKey))) {
     throw new InvalidPlanInputError(

@@ -10,6 +10,8 @@
  * and can never change or fake a marker. fromHost mirrors it: {@link prepareFromHost} strips
  * markers and restores label keys, the reverse patches run, and the caller reads the result.
  */
+
+import type { SyncConfig } from '../config/index.ts';
 import type { KubeObject, ObjectMeta } from '../model/index.ts';
 import {
   cloneJson,
@@ -27,6 +29,7 @@ import type { SyncContext } from './context.ts';
 import { type FieldCopier, kindOfKind } from './kinds/index.ts';
 import { resourceByKind } from './kinds.ts';
 import { hostLabelKey, isRenamedLabelKey, virtualLabelKey } from './label-keys.ts';
+import { isMultiNamespace } from './namespaces.ts';
 import type { ObjectKey } from './types.ts';
 
 /** The labels and annotations a sync wrote, in host form, without markers. */
@@ -197,6 +200,8 @@ export function finishForHost(
   labels[markers.namespace] = virtualKey.namespace;
   kindOfKind(kind)?.finishHost(labels, { key: virtualKey, virtual, ctx, copy: patched });
   patched.metadata = { name: hostKey.name, namespace: hostKey.namespace, labels, annotations };
+  const owners = hostOwnerReferences(ctx);
+  if (owners !== undefined) patched.metadata.ownerReferences = owners;
   patched.apiVersion = apiVersionFor(virtual, kind);
   patched.kind = kind;
   delete patched['status'];
@@ -313,4 +318,26 @@ export function controlledByOf(object: KubeObject, ctx: SyncContext): string | u
   const annotation = object.metadata.annotations?.[key];
   if (typeof annotation === 'string' && annotation !== '') return annotation;
   return undefined;
+}
+
+/**
+ * The owner references of every host copy: one to the virtual cluster's host Service (its name,
+ * in its host namespace), as vcluster's `setOwner` gives its copies, so that the host's garbage
+ * collector removes the copies with the virtual cluster. Only in single-namespace mode (an owner
+ * must be in the same namespace), only when the functions read the Service's uid
+ * (`identity.ownerUid`), and not when `experimental.syncSettings.setOwner` is false.
+ * `controller` is false: the copy's controller is the sync, not the Service.
+ */
+export function hostOwnerReferences(ctx: SyncContext): KubeObject['metadata']['ownerReferences'] {
+  const uid = ctx.identity.ownerUid;
+  if (uid === undefined || isMultiNamespace(ctx.config) || !setOwnerOf(ctx.config))
+    return undefined;
+  return [{ apiVersion: 'v1', kind: 'Service', name: ctx.identity.name, uid, controller: false }];
+}
+
+/** `experimental.syncSettings.setOwner` of the file: on unless written as false (vcluster's default). */
+export function setOwnerOf(config: SyncConfig): boolean {
+  const experimental = config.raw['experimental'];
+  const settings = isPlainObject(experimental) ? experimental['syncSettings'] : undefined;
+  return !(isPlainObject(settings) && settings['setOwner'] === false);
 }

@@ -367,12 +367,40 @@ describe('deliberate differences the review listed (docs/vcluster-compatibility.
 });
 
 describe(`owner references (${source('pkg/util/translate/translate.go')} CopyObjectWithName, ${source('pkg/setup/config/config.go')} SetGlobalOwner)`, () => {
-  it('host copies carry no ownerReference to the virtual cluster host Service, where vcluster sets one by default in single-namespace mode [open]', () => {
+  const owned: VirtualClusterIdentity = { ...who, ownerUid: 'svc-uid' };
+  const created = (yaml: string, identity: VirtualClusterIdentity) => {
     const pair = referringPair('example.com/ref', 'target');
-    const plan = planSync(pair.input(config(''), 'default', 'db', who), {
+    const plan = planSync(pair.input(config(yaml), 'default', 'db', identity), {
       evaluator: engines[0]![1],
     });
     const create = plan.hostWrites.find((w) => w.resource === 'endpoints');
-    expect(create?.verb === 'create' && create.object.metadata.ownerReferences).toBeUndefined();
+    return { pair, plan, object: create?.verb === 'create' ? create.object : undefined };
+  };
+
+  it('single-namespace mode: every host copy names the virtual cluster host Service as its owner (setOwner, on by default) [same]', () => {
+    expect(created('', owned).object?.metadata.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'Service', name: 'my-vcluster', uid: 'svc-uid', controller: false },
+    ]);
+  });
+
+  it('experimental.syncSettings.setOwner: false, multi-namespace mode, or no Service read: no owner reference [same]', () => {
+    const off = 'experimental:\n  syncSettings:\n    setOwner: false\n';
+    expect(created(off, owned).object?.metadata.ownerReferences).toBeUndefined();
+    const multi = 'sync:\n  toHost:\n    namespaces: {enabled: true}\n';
+    expect(created(multi, owned).object?.metadata.ownerReferences).toBeUndefined();
+    expect(created('', who).object?.metadata.ownerReferences).toBeUndefined();
+  });
+
+  it('a copy made without one gets it at the next sync, and then stays unchanged [same]', () => {
+    const first = created('', who);
+    first.pair.apply(first.plan);
+    const again = planSync(first.pair.input(config(''), 'default', 'db', owned), {
+      evaluator: engines[0]![1],
+    });
+    expect(again.hostWrites.map((w) => w.verb)).toEqual(['update']);
+    first.pair.apply(again);
+    expect(
+      planSync(first.pair.input(config(''), 'default', 'db', owned), { evaluator: engines[0]![1] }),
+    ).toMatchObject({ status: 'unchanged', hostWrites: [] });
   });
 });

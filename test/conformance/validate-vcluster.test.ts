@@ -30,7 +30,7 @@ describe('validate --vcluster', () => {
     // patches[0] references a Secret: a kind vcluster maps, so it is not listed.
     expect(lines[0]).toContain('the marker domain is virtualcluster.loft.sh');
     expect(lines[0]).toContain('run with the marker domain vcluster.loft.sh');
-    expect(lines[1]).toContain('endpoint-sync sets no owner references yet');
+    expect(lines[1]).toContain('every host copy gets an owner reference');
     expect(lines[3]).toContain('an expression on the empty path gets the whole desired object');
     expect(lines[4]).toContain('dotted ".*"');
     expect(lines[5]).toContain("vcluster's validation refuses two items with the same path");
@@ -38,11 +38,11 @@ describe('validate --vcluster', () => {
     expect(io.out).toContain('10 fields treated differently from vcluster');
   });
 
-  it("says that copies get no owner references while setOwner is on (vcluster's default), at the key when it is written", async () => {
+  it("reports the owner-reference setting while setOwner is on (vcluster's default), at the key when it is written", async () => {
     const io = bufferIO();
     await main(['validate', '--config', 'examples/minimal.yaml', '--vcluster'], io);
     expect(io.err).toContain(
-      'examples/minimal.yaml:1:1: warning: vcluster: vcluster gives every host copy an owner reference',
+      'examples/minimal.yaml:1:1: warning: vcluster: experimental.syncSettings.setOwner is on',
     );
     const minimal = await bufferIO().readFile('examples/minimal.yaml');
     const written = bufferIO({
@@ -50,7 +50,7 @@ describe('validate --vcluster', () => {
     });
     await main(['validate', '--config', 'm.yaml', '--vcluster'], written);
     expect(written.err).toMatch(
-      /m\.yaml:14:15: warning: vcluster: vcluster gives every host copy an owner reference.*\(experimental\.syncSettings\.setOwner\)/,
+      /m\.yaml:14:15: warning: vcluster: experimental.syncSettings.setOwner is on.*\(experimental\.syncSettings\.setOwner\)/,
     );
   });
 
