@@ -23,7 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import type { HostWriteSummary } from '../contract/result.ts';
+import type { HostWriteSummary } from '../contract/index.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { type Clock, systemClock } from '../kube/clock.ts';
 import { EventRecorder } from '../kube/event-recorder.ts';

@@ -3,8 +3,9 @@
  * same binary is configured by a ConfigMap in a Deployment and by flags on a laptop. Pure: flags
  * and environment in, validated settings out; `lib/cli/commands/forward.ts` does the I/O.
  */
+
+import { DNS_LABEL } from '../naming/index.ts';
 import { DEFAULT_MARKER_DOMAIN } from '../naming/marker-domain.ts';
-import { DNS_LABEL } from '../naming/virtual-to-host-dns.ts';
 import { ITEM_KINDS, kindResource } from '../sync/index.ts';
 
 /** Resource plurals of the kinds a forwarder can watch (the item kinds of the table). */

@@ -10,7 +10,7 @@ export {
   type EngineStats,
   ExpressionEngine,
 } from './expression/index.ts';
-export { formatLocation, type Location } from './path.ts';
+export { formatLocation, type Location, parsePath, pathToLocation } from './path.ts';
 export type { ValueTypeProblem } from './pipeline.ts';
 export type {
   Direction,
@@ -19,4 +19,6 @@ export type {
   ExpressionContext,
   ExpressionError,
   ExpressionErrorCode,
+  ObjectRef,
+  PatchReport,
 } from './types.ts';

@@ -16,7 +16,7 @@ import {
   setOwn,
   syncedByKind,
 } from '../model/index.ts';
-import type { ObjectRef, PatchReport } from '../patches/types.ts';
+import type { ObjectRef, PatchReport } from '../patches/index.ts';
 import type { SyncContext } from './context.ts';
 import type { DeferredHostCopy } from './copy.ts';
 import { resourceByKind } from './kinds.ts';

@@ -14,7 +14,7 @@ import {
   setOwn,
   stableStringify,
 } from '../model/index.ts';
-import { type Location, parsePath, pathToLocation } from '../patches/path.ts';
+import { type Location, parsePath, pathToLocation } from '../patches/index.ts';
 import type { SyncContext } from './context.ts';
 import { type CopyEnv, copyFromHost, type DeferredHostCopy } from './copy.ts';
 import { virtualLabelKey } from './label-keys.ts';
