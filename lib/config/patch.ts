@@ -6,7 +6,7 @@ import { isMap, type Node } from 'yaml';
 import type { Path } from '../patches/path.ts';
 import type { Direction } from '../patches/types.ts';
 import { checkExpression, checkPath } from './embedded-syntax.ts';
-import { hasVclusterMapper, resourceForKind, VCLUSTER_MAPPED_KINDS } from './resource-kind.ts';
+import { apiVersionForKind, hasVclusterMapper, VCLUSTER_MAPPED_KINDS } from './resource-kind.ts';
 import { closestMatch } from './suggest.ts';
 import type { Patch, ReferenceSpec } from './types.ts';
 import {
@@ -260,14 +260,14 @@ function checkKind(
     );
     return false;
   }
-  const resource = resourceForKind(kind);
-  if (resource === undefined) return true;
+  const expected = apiVersionForKind(kind);
+  if (expected === undefined) return true;
   const versionEntry = known.get('apiVersion');
-  if (apiVersion !== undefined && apiVersion !== 'v1' && versionEntry !== undefined) {
+  if (apiVersion !== undefined && apiVersion !== expected && versionEntry !== undefined) {
     ctx.reporter.warning(
       versionEntry.place,
       versionEntry.configPath,
-      `${versionEntry.configPath} is not v1, but ${kind} has apiVersion v1; the referenced object will not be found, write apiVersion: v1`,
+      `${versionEntry.configPath} is not ${expected}, but ${kind} has apiVersion ${expected}; the referenced object will not be found, write apiVersion: ${expected}`,
     );
   }
   return true;

@@ -2,7 +2,7 @@
  * Which owned `sync.toHost.<resource>` section governs a Kubernetes kind. Reference patches use it
  * to decide whether a referenced object's kind is synced (docs/sync.md, "Reference patches").
  */
-import { RESOURCES, SYNCED_RESOURCES } from '../model/index.ts';
+import { apiVersionOf, RESOURCES, SYNCED_RESOURCES } from '../model/index.ts';
 import type { OwnedResource } from './types.ts';
 
 const KIND_TO_RESOURCE: Readonly<Record<string, OwnedResource>> = Object.freeze(
@@ -11,6 +11,16 @@ const KIND_TO_RESOURCE: Readonly<Record<string, OwnedResource>> = Object.freeze(
 
 /** The kinds that have an owned sync section, e.g. for messages. */
 export const OWNED_KINDS: readonly string[] = Object.freeze(Object.keys(KIND_TO_RESOURCE));
+
+/**
+ * The `apiVersion` of a kind this project syncs (`v1` for Secret, `discovery.k8s.io/v1` for
+ * EndpointSlice), or `undefined` for any other kind.
+ */
+export function apiVersionForKind(kind: string): string | undefined {
+  if (resourceForKind(kind) === undefined) return undefined;
+  const row = Object.values(RESOURCES).find((r) => r.kind === kind);
+  return row === undefined ? undefined : apiVersionOf(row);
+}
 
 /**
  * The owned resource key for a kind (`Secret` -> `secrets`), or `undefined` for any kind this

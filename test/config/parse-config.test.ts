@@ -580,6 +580,20 @@ describe('patch rules (docs/configuration.md)', () => {
     ).toContain(
       `warning: ${LIST}[0].reference.apiVersion is not v1, but ConfigMap has apiVersion v1`,
     );
+    // A kind outside the core group is held to its own group's version, not to v1.
+    expect(
+      lines(
+        endpointsPatches(
+          '- path: a',
+          '  reference: {apiVersion: discovery.k8s.io/v1, kind: EndpointSlice}',
+        ),
+      ),
+    ).toEqual([]);
+    expect(
+      lines(endpointsPatches('- path: a', '  reference: {apiVersion: v1, kind: EndpointSlice}'))[0],
+    ).toContain(
+      `warning: ${LIST}[0].reference.apiVersion is not discovery.k8s.io/v1, but EndpointSlice has apiVersion discovery.k8s.io/v1`,
+    );
     const [widget] = lines(
       endpointsPatches('- path: a', '  reference: {apiVersion: example.com/v1, kind: Widget}'),
     );
