@@ -422,15 +422,21 @@ async function planWithReferences(
 }
 
 /**
- * Whether a host object the plan names may be read: in a namespace of the layout in force; the
- * item's copy under the other namespace layout where that layout writes, unless the forwarder,
- * which watches both layouts' namespaces, saw no copy of the item at all.
+ * Whether a host object the plan names may be read: in a namespace of the layout in force; where
+ * the other namespace layout writes, the item's copy under that layout and the referenced copies
+ * that copy used (named `unused` once it is found, to take the item off their users records),
+ * unless the forwarder, which watches both layouts' namespaces, saw no copy of the item at all.
  */
 function mayRead(plan: Plan, ref: ObjectRef, item: EventItem, env: ItemSyncEnv): boolean {
-  if (plan.otherLayout && refId(ref) === refId(plan.otherLayout)) {
-    return item.hostCopy !== 'unseen' && ownsInOtherLayout(ref.namespace, env);
-  }
-  return ownsHostNamespace(ref.namespace, env.identity, env.config);
+  const id = refId(ref);
+  const otherLayoutMayRead = () =>
+    item.hostCopy !== 'unseen' && ownsInOtherLayout(ref.namespace, env);
+  if (plan.otherLayout && id === refId(plan.otherLayout)) return otherLayoutMayRead();
+  if (ownsHostNamespace(ref.namespace, env.identity, env.config)) return true;
+  return (
+    (plan.references ?? []).some((r) => r.status === 'unused' && refId(r.host) === id) &&
+    otherLayoutMayRead()
+  );
 }
 
 /** Every host object the plan's reference patches named, in either direction. */

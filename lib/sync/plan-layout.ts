@@ -11,8 +11,8 @@
 import type { SyncConfig } from '../config/types.ts';
 import type { KubeObject } from '../model/index.ts';
 import { apiVersionOf } from '../model/index.ts';
-import type { ObjectRef } from '../patches/types.ts';
 import { type SyncContext, syncContext } from './context.ts';
+import { planUnusedCopies, userKey } from './copy-users.ts';
 import { resourceByPlural } from './kinds.ts';
 import { managedState } from './managed.ts';
 import {
@@ -21,7 +21,7 @@ import {
   ownsHostNamespace,
   resolveHostNamespace,
 } from './namespaces.ts';
-import { deleteWrite } from './plan-draft.ts';
+import { deleteWrite, type PlanDraft } from './plan-draft.ts';
 import { findObject } from './references.ts';
 import type { HostWrite, ObjectKey } from './types.ts';
 
@@ -88,8 +88,32 @@ export interface OtherLayoutItem {
   ctx: SyncContext;
   /** The host objects the caller has read for the plan's references. */
   hostLookups: readonly KubeObject[];
-  /** The plan being drafted; the other layout's key is set on it, for the caller to read it. */
-  draft: { otherLayout?: ObjectRef };
+  /**
+   * The plan being drafted: the other layout's key is set on it, and the other layout's copies
+   * of referenced objects the old copy used are named in its references, for the caller to read.
+   */
+  draft: PlanDraft;
+}
+
+/**
+ * What the other namespace layout left of an item is removed: its copy there, and its entry on
+ * the users records of the referenced copies (Secrets, ConfigMaps) that copy named in its `uses`
+ * record, also made by that layout. The item is taken off each record, and a copy whose record
+ * is then empty is deleted (`copy-users.ts`, under the other layout's context, so the same
+ * markers, uid and resourceVersion preconditions prove each copy ours).
+ */
+export interface OtherLayoutRemoval {
+  /** The delete of the item's copy under the other layout, made after the copy in force. */
+  removal: HostWrite;
+  /**
+   * The record changes, made before any other write of the plan. The other layout's copy is only
+   * looked for while the layout in force has no copy of ours, and the users of one Secret move
+   * at once and race for its record: a change that loses fails the plan before the new copy
+   * exists, so the next plan finds the old copy and its `uses` again. Made after the new copy, a
+   * lost race would leave the item on the record for good. The old copy may meanwhile name a
+   * referenced copy already collected; it is itself deleted in the same plan.
+   */
+  unused: HostWrite[];
 }
 
 /**
@@ -98,7 +122,7 @@ export interface OtherLayoutItem {
  * ours. The caller puts it after the writes of the copy in the layout in force, so a crash in
  * between leaves two copies for the next sync, never none.
  */
-export function planOtherLayoutRemoval(item: OtherLayoutItem): HostWrite | undefined {
+export function planOtherLayoutRemoval(item: OtherLayoutItem): OtherLayoutRemoval | undefined {
   const { kind, key, ctx } = item;
   const at = otherLayoutKey(kind, key, ctx);
   if (at === undefined) return undefined;
@@ -111,9 +135,15 @@ export function planOtherLayoutRemoval(item: OtherLayoutItem): HostWrite | undef
   const otherCtx = syncContext(ctx.identity, otherLayoutConfig(ctx.config));
   if (!managedState(old, kind, otherCtx, key).managed) return undefined;
   const mode = isMultiNamespace(ctx.config) ? 'single-namespace' : 'multi-namespace';
-  return deleteWrite(
+  const removal = deleteWrite(
     item.resource,
     old,
     `remove the copy ${at.namespace}/${at.name} that ${mode} mode made of ${kind} ${key.namespace}/${key.name}; the namespace mode changed`,
   );
+  // The old copy goes, so it no longer uses the referenced copies its layout made. The layout in
+  // force never puts a referenced copy at the other's key (their names differ), so these records
+  // are never the ones this plan keeps.
+  const user = userKey(item.resource, key);
+  const unused = planUnusedCopies(old, 'none', user, item.hostLookups, otherCtx, item.draft);
+  return { removal, unused };
 }

@@ -271,12 +271,11 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
         hostLookups: translation.lookups.host,
         draft,
       });
-  draft.hostWrites.push(
-    ...outcome.writes,
-    ...legacyRemovals,
-    ...(layoutRemoval ? [layoutRemoval] : []),
-  );
-  assertOwnedWrites(draft, ctx, layoutRemoval);
+  // Its users-record changes go first (see `OtherLayoutRemoval.unused`).
+  const layoutFirst = layoutRemoval?.unused ?? [];
+  const layoutLast = layoutRemoval ? [layoutRemoval.removal] : [];
+  draft.hostWrites.push(...layoutFirst, ...outcome.writes, ...legacyRemovals, ...layoutLast);
+  assertOwnedWrites(draft, ctx, [...layoutFirst, ...layoutLast]);
 
   // The copies this object named before and names no more lose it as a user, after its write.
   const lookupsHost = translation.lookups.host;
@@ -380,11 +379,13 @@ function planSkip(input: PlanInput, target: Target, skip: SkipReason, draft: Pla
     draft,
   });
   if (layoutRemoval) {
-    draft.hostWrites.push(layoutRemoval);
+    const layoutWrites = [...layoutRemoval.unused, layoutRemoval.removal];
+    draft.hostWrites.push(...layoutWrites);
+    assertOwnedWrites(draft, target.ctx, layoutWrites);
     return {
       status: 'write',
       reasonCode: skip.code,
-      reason: `${skip.message}; ${layoutRemoval.reason}`,
+      reason: `${skip.message}; ${layoutRemoval.removal.reason}`,
     };
   }
   if (target.virtual === null) {
@@ -564,15 +565,19 @@ function companionsOf(input: PlanInput): CompanionObjects {
 }
 
 /** Last line of defence: no host write may leave the virtual cluster's own host namespaces. */
-function assertOwnedWrites(draft: PlanDraft, ctx: SyncContext, layoutRemoval?: HostWrite): void {
+function assertOwnedWrites(
+  draft: PlanDraft,
+  ctx: SyncContext,
+  layoutWrites: readonly HostWrite[] = [],
+): void {
   for (const write of draft.hostWrites) {
     const namespace =
       write.verb === 'delete' ? write.namespace : (write.object.metadata.namespace ?? '');
-    // The one delete of a copy the other namespace mode made lands where that mode writes.
-    const owned =
-      write === layoutRemoval
-        ? ownsInOtherLayout(namespace, ctx)
-        : ownsHostNamespace(namespace, ctx.identity, ctx.config);
+    // The removal of what the other namespace mode left (the item's copy and its users-record
+    // changes) lands where that mode writes.
+    const owned = layoutWrites.includes(write)
+      ? ownsInOtherLayout(namespace, ctx)
+      : ownsHostNamespace(namespace, ctx.identity, ctx.config);
     if (!owned) {
       throw new PlanStop({
         status: 'failed',

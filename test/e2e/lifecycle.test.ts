@@ -378,3 +378,68 @@ describe('switching namespace modes', () => {
     expect(c.expected).toBe(2);
   });
 });
+
+describe('switching namespace modes with referenced Secrets', () => {
+  /**
+   * Every Secret copy of this virtual cluster on the host, in any namespace (found by the
+   * managed-by label), as `<host namespace>/<virtual name>` with its users record.
+   */
+  async function secretCopies(stack: Stack): Promise<Array<{ at: string; usedBy?: string }>> {
+    const domain = stack.identity.markerDomain;
+    const list = await stack.host.client.listAll<KubeObject>(RESOURCES.secrets, {
+      labelSelector: `${domain}/managed-by=${stack.identity.name}`,
+    });
+    return list.items
+      .map((s) => ({
+        at: `${s.metadata.namespace}/${s.metadata.annotations?.[`${domain}/object-name`]}`,
+        usedBy: s.metadata.annotations?.[`${domain}/used-by`],
+      }))
+      .sort((a, b) => a.at.localeCompare(b.at));
+  }
+
+  it('moves the copy of a referenced Secret with its users and collects the old layout one, both ways', {
+    timeout: 120_000,
+  }, async () => {
+    const { stack, text } = await modeStack('single');
+    const single = stack.identity.hostNamespace;
+    await createVirtual(stack, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'tls', namespace: NS },
+      stringData: { key: 'x' },
+    });
+    const uses = (name: string) =>
+      endpoints(name, ['10.12.0.1'], { annotations: { 'example.com/tls-secret': 'tls' } });
+    await createVirtual(stack, service('s1'), uses('s1'), service('s2'), uses('s2'));
+    const both = `endpoints/${NS}/s1\nendpoints/${NS}/s2`;
+    await until('the single-namespace copy of tls records both users', async () => {
+      expect(await secretCopies(stack)).toEqual([{ at: `${single}/tls`, usedBy: both }]);
+    });
+
+    // On: the old copy of tls loses both users as their old copies go, and is collected.
+    const multi = configIn('multi', text);
+    await stack.putConfig(multi);
+    await until('only the multi-namespace copy of tls is left, with both users', async () => {
+      expect(await secretCopies(stack)).toEqual([{ at: `${MULTI_HOST_NS}/tls`, usedBy: both }]);
+    });
+    await hostAgrees(stack, multi);
+
+    // Off again, s2 deleted while the forwarder was down: its old copy is an orphan, collected
+    // by the next forwarder, and takes itself off the old copy of tls as s1's move does.
+    await stack.forwarder.stop();
+    await stack.putConfig(text);
+    await stack.virtual.client.delete(RESOURCES.endpoints, 's2', { namespace: NS });
+    await sleep(400);
+    const next = createStackForwarder(stack, { hostNamespaces: [MULTI_HOST_NS] });
+    cleanups.push(() => next.close());
+    await next.forwarder.start();
+    await next.forwarder.ready;
+    await until('only the single-namespace copy of tls is left, with s1 alone', async () => {
+      expect(await secretCopies(stack)).toEqual([
+        { at: `${single}/tls`, usedBy: `endpoints/${NS}/s1` },
+      ]);
+    });
+    const c = await hostAgrees(stack, text);
+    expect(c.expected).toBe(1);
+  });
+});
