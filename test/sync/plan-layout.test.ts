@@ -6,10 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/model/index.ts';
 import { createExpressionEngine } from '../../lib/patches/expression/index.ts';
 import type { Evaluator } from '../../lib/patches/types.ts';
+import { hostKeyOf } from '../../lib/sync/namespaces.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { PlanInput } from '../../lib/sync/plan-input.ts';
 import type { Plan } from '../../lib/sync/types.ts';
-import { config, DOMAIN, endpoints, identity, manualService } from './fixtures.ts';
+import {
+  ClusterPair,
+  config,
+  DOMAIN,
+  endpoints,
+  identity,
+  manualService,
+  SECRET_REFERENCE,
+  secret,
+} from './fixtures.ts';
 
 let evaluator: Evaluator & { dispose?: () => void };
 beforeAll(async () => {
@@ -124,3 +134,97 @@ describe.each([
     expect(deletes(plan)).toEqual([]);
   });
 });
+
+describe.each([
+  ['on', SECRET_REFERENCE, `${SECRET_REFERENCE}    namespaces:\n      enabled: true\n`],
+  ['off', `${SECRET_REFERENCE}    namespaces:\n      enabled: true\n`, SECRET_REFERENCE],
+] as const)(
+  'turning multi-namespace mode %s with a referenced Secret',
+  (_on, beforeText, afterText) => {
+    const before = config(beforeText);
+    const after = config(afterText);
+    const USED_BY = `${DOMAIN}/used-by`;
+
+    /** db and cache name Secret creds, synced in `before`'s layout. */
+    function setup() {
+      const pair = new ClusterPair();
+      pair.put('virtual', 'secrets', secret('creds'));
+      for (const name of ['db', 'cache']) {
+        pair.put(
+          'virtual',
+          'endpoints',
+          endpoints(name, 'default', { annotations: { 'db-secret': 'creds' } }),
+        );
+        pair.put('virtual', 'services', manualService(name));
+      }
+      /** The input with every host Endpoints too (the copies the other layout left). */
+      const inputOf = (cfg: typeof before, name: string): PlanInput => {
+        const base = pair.input(cfg, 'default', name);
+        const hostEndpoints = [...pair.host.entries()]
+          .filter(([k]) => k.startsWith('endpoints/'))
+          .map(([, o]) => ({ ...o, apiVersion: 'v1', kind: 'Endpoints' }));
+        return {
+          ...base,
+          references: { ...base.references!, host: [...base.references!.host, ...hostEndpoints] },
+        };
+      };
+      /** Plans and applies until the plan writes nothing more (as the function re-plans). */
+      const sync = (cfg: typeof before, name: string): Plan[] => {
+        const plans: Plan[] = [];
+        for (let i = 0; i < 4; i++) {
+          const plan = planSync(inputOf(cfg, name), { evaluator });
+          if (plan.hostWrites.length === 0) break;
+          plans.push(plan);
+          pair.apply(plan);
+        }
+        return plans;
+      };
+      const copyOf = (cfg: typeof before) => {
+        const key = hostKeyOf('Secret', { namespace: 'default', name: 'creds' }, identity, cfg);
+        return pair.host.get(`secrets/${key.namespace}/${key.name}`);
+      };
+      return { pair, sync, copyOf };
+    }
+
+    it('takes each moved user off the old copy, before the new copy is written, and deletes it once unused', () => {
+      const s = setup();
+      s.sync(before, 'db');
+      s.sync(before, 'cache');
+      expect(s.copyOf(before)?.metadata.annotations?.[USED_BY]).toBe(
+        'endpoints/default/cache\nendpoints/default/db',
+      );
+
+      const moves = s.sync(after, 'db');
+      const move = moves.at(-1)!;
+      const verbs = move.hostWrites.map((w) => `${w.verb} ${w.resource}`);
+      // The record change comes before the new copy of db, the old copy of db goes last.
+      expect(verbs.indexOf('update secrets')).toBeLessThan(verbs.indexOf('create endpoints'));
+      expect(verbs.at(-1)).toBe('delete endpoints');
+      expect(s.copyOf(before)?.metadata.annotations?.[USED_BY]).toBe('endpoints/default/cache');
+      expect(s.copyOf(after)?.metadata.annotations?.[USED_BY]).toBe('endpoints/default/db');
+
+      s.sync(after, 'cache');
+      expect(s.copyOf(before)).toBeUndefined();
+      expect(s.copyOf(after)?.metadata.annotations?.[USED_BY]).toBe(
+        'endpoints/default/cache\nendpoints/default/db',
+      );
+      expect([...s.pair.host.keys()].filter((k) => k.startsWith('endpoints/'))).toHaveLength(2);
+    });
+
+    it('leaves an old copy alone whose markers name another virtual cluster', () => {
+      const s = setup();
+      s.sync(before, 'db');
+      const old = s.copyOf(before)!;
+      const key = `secrets/${old.metadata.namespace}/${old.metadata.name}`;
+      s.pair.host.set(key, {
+        ...old,
+        metadata: {
+          ...old.metadata,
+          labels: { ...old.metadata.labels, [`${DOMAIN}/managed-by`]: 'other-vc' },
+        },
+      });
+      s.sync(after, 'db');
+      expect(s.pair.host.get(key)?.metadata.annotations?.[USED_BY]).toBe('endpoints/default/db');
+    });
+  },
+);
