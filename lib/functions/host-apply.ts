@@ -190,8 +190,20 @@ async function planAndWrite(
   for (let round = 1; round <= maxRounds; round++) {
     let plan: Plan;
     const recorded: RecordedTimes = new Map();
+    let copy: KubeObject | null = null;
     try {
-      plan = await readAndPlan(item, resource, hostKey, env, planOne, recorded, round === 1);
+      plan = await readAndPlan(
+        item,
+        resource,
+        hostKey,
+        env,
+        planOne,
+        recorded,
+        round === 1,
+        (c) => {
+          copy = c;
+        },
+      );
     } catch (err) {
       return progress.finish(hostFailure(err, 'read', env, written));
     }
@@ -219,7 +231,8 @@ async function planAndWrite(
     let refused: ItemEnding | undefined;
     try {
       refused =
-        staleWrite(plan, recorded, env) ?? (await hostServiceRefusal(plan, resource, hostKey, env));
+        staleWrite(plan, resource, hostKey, recorded, env) ??
+        (await hostServiceRefusal(plan, resource, hostKey, copy, env));
     } catch (err) {
       return progress.finish(hostFailure(err, 'read', env, written));
     }
@@ -343,7 +356,7 @@ function createsCopy(plan: Plan, resource: string, hostKey: ObjectKey): boolean 
 /**
  * Reads the host copy and the host objects the plan's references name, then plans. In an item's
  * first round (`firstRound`), a copy the forwarder has not seen is not read (see
- * {@link mayAssumeNoCopy}).
+ * {@link mayAssumeNoCopy}). `onCopy` is given the host copy the plan was made on (null: none).
  */
 async function readAndPlan(
   item: EventItem,
@@ -353,6 +366,7 @@ async function readAndPlan(
   planOne: (input: PlanInput) => Promise<Plan>,
   recorded: RecordedTimes,
   firstRound = false,
+  onCopy: (copy: KubeObject | null) => void = () => {},
 ): Promise<Plan> {
   const hostRefs = new Map<string, KubeObject | null>();
   if (firstRound && mayAssumeNoCopy(item, hostKey, env)) {
@@ -363,6 +377,7 @@ async function readAndPlan(
   const hostObject = ownsHostNamespace(hostKey.namespace, env.identity, env.config)
     ? await readCopy(env, resource, hostKey, recorded)
     : null;
+  onCopy(hostObject);
   return planWithReferences(item, resource, env, planOne, hostObject, hostRefs, recorded);
 }
 
@@ -465,11 +480,10 @@ async function getOrNull(
 }
 
 /**
- * Carries out one host write. Resolves `true` when it wrote, `false` when the host was already
- * in the wanted state (a delete of an object that is gone). Throws {@link StalePlan} when the
- * write lost a race, any other error as is.
+ * Makes one host write; resolves with its summary, or undefined when there was nothing to do (a
+ * delete of an object that is gone). Throws {@link StalePlan} when the write lost a race, any
+ * other error as is.
  */
-/** Makes one host write; resolves with its summary, or undefined when there was nothing to do. */
 async function applyWrite(
   client: KubeClient,
   write: HostWrite,
@@ -546,9 +560,20 @@ async function readCopy(
 /**
  * `stale-event` when a write or delete of the plan would change a host object that records a
  * later signed time than this event's: the event is older than the one that last wrote the
- * object (a replay to another instance, or after a restart). Nothing is written.
+ * object (a replay to another instance, or after a restart). Nothing is written. The order is
+ * per item: the item's own copy (either layout's) refuses for good, but a referenced Secret or
+ * ConfigMap copy is shared, stamped by whichever of its users wrote it last, and invocations in
+ * flight reach the host out of signing order; so that refusal is retryable (the forwarder builds
+ * a retry from its cache and signs it anew, later than the copy's time; a replayed event is never
+ * retried, its nonce being spent).
  */
-function staleWrite(plan: Plan, recorded: RecordedTimes, env: ItemSyncEnv): ItemEnding | undefined {
+function staleWrite(
+  plan: Plan,
+  resource: string,
+  hostKey: ObjectKey,
+  recorded: RecordedTimes,
+  env: ItemSyncEnv,
+): ItemEnding | undefined {
   if (env.eventTime === undefined || plan.status !== 'write') return undefined;
   for (const write of plan.hostWrites) {
     if (write.verb === 'create') continue;
@@ -561,11 +586,19 @@ function staleWrite(plan: Plan, recorded: RecordedTimes, env: ItemSyncEnv): Item
           };
     const time = recorded.get(writeId(write.resource, at.namespace, at.name));
     if (time !== undefined && time > env.eventTime) {
+      const own =
+        writeId(write.resource, at.namespace, at.name) ===
+          writeId(resource, hostKey.namespace, hostKey.name) ||
+        (plan.otherLayout !== undefined &&
+          plan.otherLayout.namespace === at.namespace &&
+          plan.otherLayout.name === at.name &&
+          findResource(plan.otherLayout.apiVersion, plan.otherLayout.kind)?.plural ===
+            write.resource);
       return {
         status: 'failed',
         reasonCode: 'stale-event',
-        reason: `host ${write.resource} ${at.namespace}/${at.name} was written from an event signed ${time - env.eventTime} ms after this one; an older event never changes it (a replayed or delayed event), nothing was written`,
-        retryable: false,
+        reason: `host ${write.resource} ${at.namespace}/${at.name} was written from an event signed ${time - env.eventTime} ms after this one; an older event never changes it (a replayed or delayed event), nothing was written${own ? '' : " (a referenced copy other objects share: a retry, signed anew, applies the object's current state)"}`,
+        retryable: !own,
       };
     }
   }
@@ -590,8 +623,9 @@ function stamped(write: HostWrite, env: ItemSyncEnv): HostWrite {
 }
 
 /**
- * Taking over Endpoints the host's endpoints controller made, and a slice's first create, rest
- * on the forwarder's word that the Service has no selector. The host Service at the copy's key
+ * Taking over Endpoints the host's endpoints controller made, and attaching a slice copy to a
+ * host Service (its first create, or a write changing its service-name label), rest on the
+ * forwarder's word that the Service has no selector. The host Service at the copy's key
  * is read here and believed instead: a take-over needs it to exist without a selector, a slice
  * is not attached to a host Service with a selector (the host's controllers own its endpoints).
  */
@@ -599,19 +633,14 @@ async function hostServiceRefusal(
   plan: Plan,
   resource: string,
   hostKey: ObjectKey,
+  copy: KubeObject | null,
   env: ItemSyncEnv,
 ): Promise<ItemEnding | undefined> {
   const takeOver = plan.reasonCode === 'taken-over' && resource === 'endpoints';
-  const firstSlice = resource === 'endpointslices' && createsCopy(plan, resource, hostKey);
-  if (!takeOver && !firstSlice) return undefined;
-  let name = hostKey.name;
-  if (firstSlice) {
-    const write = plan.hostWrites.find((w) => w.resource === resource);
-    const label =
-      write?.verb === 'create' ? write.object.metadata.labels?.[SERVICE_NAME_LABEL] : undefined;
-    if (typeof label !== 'string' || label === '') return undefined;
-    name = label;
-  }
+  const attachesTo =
+    resource === 'endpointslices' ? sliceAttachment(plan, hostKey, copy) : undefined;
+  if (!takeOver && attachesTo === undefined) return undefined;
+  const name = attachesTo ?? hostKey.name;
   const service = await readHostService(env, { namespace: hostKey.namespace, name });
   const spec = service?.['spec'];
   const selector = isPlainObject(spec) ? spec['selector'] : undefined;
@@ -627,12 +656,34 @@ async function hostServiceRefusal(
       retryable: true,
     };
   }
-  if (firstSlice && hasSelector) {
+  if (attachesTo !== undefined && hasSelector) {
     return {
       status: 'skipped',
       reasonCode: 'service-has-selector',
       reason: `host Service ${where} has a selector: the host's EndpointSlice controller makes its slices, so no copy is attached to it (whatever the event says of the virtual Service)`,
     };
+  }
+  return undefined;
+}
+
+/**
+ * The host Service a slice write attaches the copy at `hostKey` to: the service-name label it
+ * writes, when the copy does not carry that label already (its first create, or a relabelling:
+ * checking creates only would let an update move a copy onto a Service with a selector).
+ */
+function sliceAttachment(
+  plan: Plan,
+  hostKey: ObjectKey,
+  copy: KubeObject | null,
+): string | undefined {
+  if (plan.status !== 'write') return undefined;
+  for (const write of plan.hostWrites) {
+    if (write.resource !== 'endpointslices' || write.verb === 'delete') continue;
+    const { namespace, name, labels } = write.object.metadata;
+    if (namespace !== hostKey.namespace || name !== hostKey.name) continue;
+    const label = labels?.[SERVICE_NAME_LABEL];
+    if (typeof label !== 'string' || label === '') return undefined;
+    return label === copy?.metadata.labels?.[SERVICE_NAME_LABEL] ? undefined : label;
   }
   return undefined;
 }

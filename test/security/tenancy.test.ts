@@ -833,6 +833,48 @@ describe('round three: take-overs and first slices read the host Service', () =>
     });
     expect(await stack.hostCluster.list('endpointslices', HOST_NS)).toEqual([]);
   });
+
+  it('refuses a slice update that relabels its copy onto a host Service with a selector', async () => {
+    stack = await startStack();
+    const s = stack;
+    await s.hostCluster.create(
+      'services',
+      HOST_NS,
+      hostService(HOST_NS, hostNameOf('web'), { app: 'web' }),
+    );
+    const sliceFor = (serviceName: string) => {
+      const slice = endpointSlice('10.6.6.6');
+      slice.metadata.labels = { 'kubernetes.io/service-name': serviceName };
+      return {
+        version: 2,
+        virtualCluster: { name: VC, namespace: HOST_NS },
+        items: [
+          {
+            id: 's',
+            direction: 'toHost',
+            key: { resource: 'endpointslices', namespace: 'default', name: 'db-abc' },
+            virtualObject: slice,
+            companions: [
+              {
+                key: { resource: 'services', namespace: 'default', name: serviceName },
+                object: service(serviceName),
+              },
+            ],
+          },
+        ],
+      };
+    };
+    expect((await s.invoke(sliceFor('db'))).results[0]!.status).toBe('applied');
+    // The forwarder claims `web` has no selector; the host Service says otherwise.
+    const relabel = (await s.invoke(sliceFor('web'))).results[0]!;
+    expect(relabel).toMatchObject({
+      status: 'skipped',
+      reasonCode: 'service-has-selector',
+      hostWrites: [],
+    });
+    const [copy] = await s.hostCluster.list('endpointslices', HOST_NS);
+    expect(copy!.metadata.labels?.['kubernetes.io/service-name']).toBe(hostNameOf('db'));
+  });
 });
 
 describe('round three: signing keys', () => {
@@ -960,6 +1002,28 @@ describe('round three: replays of a referenced Secret', () => {
     expect((copy['data'] as Record<string, string>)['password']).toBe(
       Buffer.from('new-password').toString('base64'),
     );
+  });
+
+  it('does not park a new object naming a shared Secret copy a later-signed event of another object wrote', async () => {
+    const s = await registryStack();
+    const naming = (id: string, name: string) =>
+      event([
+        item(id, name, endpoints(name, { annotations: { 'example.com/secret': 'creds' } }), {
+          references: [credsSecret()],
+        }),
+      ]);
+    const now = Date.now();
+    expect((await s.invoke(sealed(naming('w', 'web'), A.key, now))).results[0]!.status).toBe(
+      'applied',
+    );
+    // db's event was signed a second earlier but reaches the host later (invocations in flight).
+    const db = (await s.invoke(sealed(naming('d', 'db'), A.key, now - 1_000))).results[0]!;
+    expect(db).toMatchObject({ status: 'failed', reasonCode: 'stale-event', retryable: true });
+    expect(await s.hostCluster.peek('endpoints', HOST_NS, hostNameOf('db'))).toBeUndefined();
+    // The forwarder's retry is built from its cache and signed anew: it applies.
+    const retry = (await s.invoke(sealed(naming('d', 'db'), A.key, now + 1_000))).results[0]!;
+    expect(retry.status).toBe('applied');
+    expect(await s.hostCluster.peek('endpoints', HOST_NS, hostNameOf('db'))).toBeDefined();
   });
 });
 
