@@ -29,7 +29,18 @@ export interface ExpressionContext {
    * Service's host copy with it. Absent in single-namespace mode. Never visible to expressions:
    * the sandbox's copy of the context and the native path read only the members above.
    */
-  hostNamespaceOf?: (virtualNamespace: string) => string | undefined;
+  hostNamespaceOf?: HostNamespaceOf;
+}
+
+/** {@link ExpressionContext.hostNamespaceOf}. */
+export interface HostNamespaceOf {
+  (virtualNamespace: string): string | undefined;
+  /**
+   * Plain data the function is rebuilt from in another thread: a function cannot be posted, so
+   * an evaluator whose engine runs in a worker posts this instead (lib/sync's
+   * `allowedHostNamespaceResolver` makes the function, with it, and rebuilds it from it).
+   */
+  readonly placement?: unknown;
 }
 
 /** Why an evaluation failed. Each is a per-object failure, never a process failure. */

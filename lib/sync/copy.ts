@@ -9,7 +9,11 @@ import { parsePath } from '../patches/path.ts';
 import { applyPatches, type PipelineEnv, type PipelineResult } from '../patches/pipeline.ts';
 import type { Direction, Evaluator, PatchReport, ReferenceTranslator } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
-import { isMultiNamespace, resolveHostNamespace } from './namespaces.ts';
+import {
+  allowedHostNamespaceResolver,
+  isMultiNamespace,
+  namespacePlacement,
+} from './namespaces.ts';
 import { sameContent, sameOwners } from './plan-draft.ts';
 import { reportOverridden } from './protected-fields.ts';
 import {
@@ -94,18 +98,9 @@ function pipelineEnv(
     hostObject,
     virtualObject,
     references: env.references,
-    ...(isMultiNamespace(config) ? { hostNamespaceOf: hostNamespaceOf(env.ctx) } : {}),
-  };
-}
-
-/**
- * Where `virtualToHostDNS` finds a Service in multi-namespace mode: the namespace its copy is
- * synced to, by the same rules as every object's (a refused mapping has none).
- */
-function hostNamespaceOf(ctx: SyncContext): (virtualNamespace: string) => string | undefined {
-  return (virtualNamespace) => {
-    const placement = resolveHostNamespace(virtualNamespace, ctx.identity, ctx.config);
-    return placement.problem === undefined ? placement.namespace : undefined;
+    ...(isMultiNamespace(config)
+      ? { hostNamespaceOf: allowedHostNamespaceResolver(namespacePlacement(identity, config)) }
+      : {}),
   };
 }
 

@@ -32,10 +32,12 @@ export {
 export { type NameScheme, nameSchemeOf, resourceByKind, resourceByPlural } from './kinds.ts';
 export { type ManagedState, managedState } from './managed.ts';
 export {
+  allowedHostNamespaceResolver,
   defaultHostNamespace,
   hostKeyOf,
   hostNamespaceOf,
   isMultiNamespace,
+  type NamespacePlacement,
   ownsHostNamespace,
   virtualNamespaceOf,
 } from './namespaces.ts';

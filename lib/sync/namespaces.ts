@@ -19,6 +19,7 @@ import {
   safeConcatName,
   shortName,
 } from '../naming/index.ts';
+import type { HostNamespaceOf } from '../patches/types.ts';
 import { keptNameException, type NameScheme, nameSchemeOf } from './kinds.ts';
 import type { ObjectKey, VirtualClusterIdentity } from './types.ts';
 
@@ -33,7 +34,7 @@ const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set([
 const SEPARATOR = '-x-';
 
 /** True when `sync.toHost.namespaces.enabled` (names kept, namespaces mapped). */
-export function isMultiNamespace(config: SyncConfig): boolean {
+export function isMultiNamespace(config: Pick<SyncConfig, 'namespaces'>): boolean {
   return config.namespaces.enabled === true;
 }
 
@@ -58,7 +59,7 @@ export interface HostNamespaceResolution {
 /** Compiled mappings per mappings object and virtual cluster name (asked on every object). */
 const compiledCache = new WeakMap<object, Map<string, NamespaceMappings>>();
 
-function mappingsOf(config: SyncConfig, vcName: string): NamespaceMappings {
+function mappingsOf(config: Pick<SyncConfig, 'namespaces'>, vcName: string): NamespaceMappings {
   const mappings = config.namespaces.mappings;
   let byName = compiledCache.get(mappings);
   if (byName === undefined) {
@@ -129,8 +130,8 @@ const mappingsHint =
  */
 export function resolveHostNamespace(
   virtualNamespace: string,
-  identity: VirtualClusterIdentity,
-  config: SyncConfig,
+  identity: Pick<VirtualClusterIdentity, 'name' | 'hostNamespace'>,
+  config: Pick<SyncConfig, 'namespaces'>,
 ): HostNamespaceResolution {
   if (!isMultiNamespace(config)) return { namespace: identity.hostNamespace };
   const where = `virtual namespace ${JSON.stringify(virtualNamespace)}`;
@@ -215,6 +216,46 @@ export function resolveHostNamespace(
     };
   }
   return { namespace };
+}
+
+/**
+ * All that {@link resolveHostNamespace} reads: plain data (no signing keys), so that a worker
+ * thread can rebuild {@link allowedHostNamespaceResolver} from a structured clone of it.
+ */
+export interface NamespacePlacement {
+  identity: Pick<VirtualClusterIdentity, 'name' | 'hostNamespace'>;
+  namespaces: SyncConfig['namespaces'];
+}
+
+/**
+ * The placement {@link resolveHostNamespace} uses for `identity` and `config`, without the rest
+ * of either.
+ */
+export function namespacePlacement(
+  identity: VirtualClusterIdentity,
+  config: SyncConfig,
+): NamespacePlacement {
+  return {
+    identity: { name: identity.name, hostNamespace: identity.hostNamespace },
+    namespaces: config.namespaces,
+  };
+}
+
+/**
+ * `context.hostNamespaceOf` of multi-namespace mode, where `virtualToHostDNS` finds a Service:
+ * the host namespace its copy is synced to by the same rules as every object's, `undefined` when
+ * {@link resolveHostNamespace} refuses that namespace. It carries its `placement`, so that an
+ * evaluator in another thread (watched-evaluator.ts) posts the data and rebuilds the function
+ * there instead of trying to copy a function.
+ */
+export function allowedHostNamespaceResolver(
+  placement: NamespacePlacement,
+): HostNamespaceOf & { readonly placement: NamespacePlacement } {
+  const resolve = (virtualNamespace: string): string | undefined => {
+    const resolved = resolveHostNamespace(virtualNamespace, placement.identity, placement);
+    return resolved.problem === undefined ? resolved.namespace : undefined;
+  };
+  return Object.assign(resolve, { placement });
 }
 
 /**

@@ -5,7 +5,8 @@
  * past the bound.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { createExpressionEngine } from '../../patches/index.ts';
+import { createExpressionEngine, type ExpressionContext } from '../../patches/index.ts';
+import { allowedHostNamespaceResolver } from '../../sync/index.ts';
 import type { WatchedReply, WatchedRequest, WatchedWorkerData } from './watched-evaluator.ts';
 
 async function main(): Promise<void> {
@@ -20,9 +21,13 @@ async function main(): Promise<void> {
   port.on('message', (request: WatchedRequest) => {
     let reply: WatchedReply;
     try {
+      // The function was left behind (functions cannot be posted): the same one, from its data.
+      const context: ExpressionContext = request.placement
+        ? { ...request.context, hostNamespaceOf: allowedHostNamespaceResolver(request.placement) }
+        : request.context;
       reply = {
         id: request.id,
-        result: engine.evaluate(request.source, request.value, request.context),
+        result: engine.evaluate(request.source, request.value, context),
       };
     } catch {
       // The engine returns failures; a throw is its bug, kept to this evaluation.

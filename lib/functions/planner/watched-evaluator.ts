@@ -22,6 +22,7 @@ import {
   type Evaluator,
   type ExpressionContext,
 } from '../../patches/index.ts';
+import type { NamespacePlacement } from '../../sync/index.ts';
 
 /** The engine's default evaluation limit, in ms (the engine's own default). */
 const ENGINE_TIMEOUT_MS = 50;
@@ -55,7 +56,10 @@ export interface WatchedRequest {
   id: number;
   source: string;
   value: unknown;
-  context: ExpressionContext;
+  /** The context without its function, which cannot be posted. */
+  context: Omit<ExpressionContext, 'hostNamespaceOf'>;
+  /** Multi-namespace mode: what the worker rebuilds `context.hostNamespaceOf` from. */
+  placement?: NamespacePlacement;
 }
 
 /** The worker's answer. */
@@ -142,10 +146,20 @@ export function createWatchedEvaluator(options: WatchedEvaluatorOptions = {}): W
           error: { code: 'internal', message: 'the expression worker did not start' },
         };
       }
+      const { hostNamespaceOf, ...data } = context;
+      if (hostNamespaceOf && hostNamespaceOf.placement === undefined) {
+        // Without its data the worker would translate names as in single-namespace mode.
+        return {
+          ok: false,
+          error: { code: 'internal', message: 'context.hostNamespaceOf carries no placement' },
+        };
+      }
       const id = nextId++;
       Atomics.store(current.state, 0, 0);
+      const request: WatchedRequest = { id, source, value, context: data };
+      if (hostNamespaceOf) request.placement = hostNamespaceOf.placement as NamespacePlacement;
       try {
-        current.port.postMessage({ id, source, value, context } satisfies WatchedRequest);
+        current.port.postMessage(request);
       } catch {
         // Only plain JSON data crosses; anything else is the caller's bug, kept to this call.
         return {
