@@ -19,6 +19,7 @@ export type {
   ExpressionContext,
   ExpressionError,
   ExpressionErrorCode,
+  HostNamespaceOf,
   ObjectRef,
   PatchReport,
 } from './types.ts';

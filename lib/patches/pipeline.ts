@@ -358,7 +358,8 @@ function applyReference(
   if (relative.namespace !== undefined) {
     const namespaceAt = [...baseAt, ...relative.namespace];
     const present = read(relative.namespace) !== undefined;
-    const outputDefault = direction === 'toHost' ? hostNamespaceOf(run, ref) : sides.virtual;
+    const outputDefault =
+      direction === 'toHost' ? referencingHostNamespace(run, ref) : sides.virtual;
     // A missing namespace means "the referencing object's own"; add one only when that is wrong.
     if (present || outputDefault !== translated.namespace) {
       if (!write(run, patch, index, namespaceAt, translated.namespace)) return;
@@ -412,7 +413,7 @@ function sideNamespaces(run: Run): { virtual?: string; host?: string } {
 }
 
 /** The host namespace of the referencing object itself (the translator maps namespaces alike). */
-function hostNamespaceOf(run: Run, ref: ObjectRef): string | undefined {
+function referencingHostNamespace(run: Run, ref: ObjectRef): string | undefined {
   const own = sideNamespaces(run).virtual;
   if (own === undefined) return undefined;
   try {

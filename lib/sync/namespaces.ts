@@ -19,7 +19,7 @@ import {
   safeConcatName,
   shortName,
 } from '../naming/index.ts';
-import type { HostNamespaceOf } from '../patches/types.ts';
+import type { HostNamespaceOf } from '../patches/index.ts';
 import { keptNameException, type NameScheme, nameSchemeOf } from './kinds.ts';
 import type { ObjectKey, VirtualClusterIdentity } from './types.ts';
 
