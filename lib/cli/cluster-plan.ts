@@ -19,9 +19,10 @@ import {
 } from '../forwarder/index.ts';
 import { DEFAULT_CONCURRENCY, planItem, runItems } from '../functions/index.ts';
 import { type KubeClient, NotFoundError, type ResourceType } from '../kube/index.ts';
-import type { KubeObject } from '../model/index.ts';
 import {
+  type KubeObject,
   keyOfObject,
+  markerKeys,
   objectKeyString,
   parseObjectKey,
   parseResourceKey,
@@ -111,7 +112,7 @@ function resyncKeys(
   identity: VirtualClusterIdentity,
 ): Map<string, EventDirection> {
   const keys = new Map<string, EventDirection>();
-  const managedBy = `${identity.markerDomain}/managed-by`;
+  const { managedBy } = markerKeys(identity.markerDomain);
   const view = hostCopyView(identity.markerDomain);
   for (const [i, type] of itemTypes.entries()) {
     const itemKey = (key: { namespace: string; name: string }) =>
@@ -221,7 +222,7 @@ export async function planCluster(o: ClusterPlanOptions): Promise<ClusterPlan> {
           o.host
             .listAll(type, {
               namespace,
-              labelSelector: `${identity.markerDomain}/managed-by=${identity.name}`,
+              labelSelector: `${markerKeys(identity.markerDomain).managedBy}=${identity.name}`,
             })
             .then((list) => [type, list.items] as const),
         ),

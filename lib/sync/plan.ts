@@ -275,13 +275,14 @@ function planValidated(input: PlanInput, env: PlanEnv, draft: PlanDraft): Outcom
   const layoutFirst = layoutRemoval?.unused ?? [];
   const layoutLast = layoutRemoval ? [layoutRemoval.removal] : [];
   draft.hostWrites.push(...layoutFirst, ...outcome.writes, ...legacyRemovals, ...layoutLast);
-  assertOwnedWrites(draft, ctx, [...layoutFirst, ...layoutLast]);
 
   // The copies this object named before and names no more lose it as a user, after its write.
   const lookupsHost = translation.lookups.host;
   draft.hostWrites.push(
     ...planUnusedCopies(host, translation.copy.report, user, lookupsHost, ctx, draft),
   );
+  // On the final list: every write the plan makes is checked, whichever step planned it.
+  assertOwnedWrites(draft, ctx, [...layoutFirst, ...layoutLast]);
 
   const status = draft.hostWrites.length + draft.virtualWrites.length > 0 ? 'write' : 'unchanged';
   const reasonCode =
@@ -366,6 +367,7 @@ function planSkip(input: PlanInput, target: Target, skip: SkipReason, draft: Pla
     const user = userKey(input.resource, target.key);
     const lookupsHost = input.references?.host ?? [];
     draft.hostWrites.push(...planUnusedCopies(host, 'none', user, lookupsHost, target.ctx, draft));
+    assertOwnedWrites(draft, target.ctx);
     return { status: 'write', reasonCode: skip.code, reason };
   }
   // After a namespace-mode switch the copy of an object skipped now (deleted, its Service gone
