@@ -46,13 +46,21 @@ export function objectTextReader(
 /** Objects listed at most under one prefix (a registry holds one object per tenant). */
 const MAX_LISTED = 100_000;
 
+/** A prefix holds more objects than a lister reads. */
+export class ListingTooLargeError extends Error {
+  override name = 'ListingTooLargeError';
+}
+
 /**
  * A lister of the objects under `s3://bucket/prefix/` (every page) or, when `allowLocal`, of the
- * files of `file:///dir/` (not its subfolders). Resolves with their URIs.
+ * files of `file:///dir/` (not its subfolders). Resolves with their URIs. More than `maxListed`
+ * objects reject with {@link ListingTooLargeError}: a listing cut short would silently leave
+ * registry entries (and the control planes they protect) out of the registry's index.
  */
 export function objectLister(
   s3: S3ListObjects,
   allowLocal: boolean,
+  maxListed = MAX_LISTED,
 ): (prefix: string) => Promise<string[]> {
   return async (prefix) => {
     if (prefix.startsWith('file://')) {
@@ -62,7 +70,8 @@ export function objectLister(
       const dir = fileURLToPath(prefix);
       const files = await readdir(dir, { withFileTypes: true });
       const base = prefix.endsWith('/') ? prefix : `${prefix}/`;
-      return files.filter((f) => f.isFile()).map((f) => new URL(f.name, base).href);
+      const uris = files.filter((f) => f.isFile()).map((f) => new URL(f.name, base).href);
+      return withinBound(uris, maxListed, prefix);
     }
     const match = /^s3:\/\/([^/]+)\/(.*)$/.exec(prefix);
     if (!match) throw new Error('not an s3:// or file:// URI');
@@ -79,7 +88,18 @@ export function objectLister(
         if (object.Key !== undefined) uris.push(`s3://${bucket}/${object.Key}`);
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token !== undefined && uris.length < MAX_LISTED);
+      withinBound(uris, maxListed, prefix);
+    } while (token !== undefined);
     return uris;
   };
+}
+
+/** `uris`, unless there are more than `maxListed` of them. */
+function withinBound(uris: string[], maxListed: number, prefix: string): string[] {
+  if (uris.length > maxListed) {
+    throw new ListingTooLargeError(
+      `${prefix} holds more than ${maxListed} objects, more than this function lists; keep only the registry's entries under its prefix`,
+    );
+  }
+  return uris;
 }

@@ -45,6 +45,7 @@ export {
   SigningKeyError,
 } from './signing-keys.ts';
 export {
+  looseControlPlaneOf,
   MAX_ENTRY_BYTES,
   parseTenantEntry,
   TENANT_ID_PATTERN,

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { OldestFirstMap } from '../model/index.ts';
 import { parseKeySet, SigningKeyError } from './signing-keys.ts';
 import {
+  looseControlPlaneOf,
   parseTenantEntry,
   TENANT_ID_PATTERN,
   type TenantEntry,
@@ -35,8 +36,14 @@ export interface RegistryIndex {
   readonly keyHolders: ReadonlyMap<string, readonly string[]>;
 }
 
-/** The index of a list of entries. */
-export function indexOf(entries: Iterable<TenantEntry>): RegistryIndex {
+/**
+ * The index of a list of entries, and of the control planes of entries that do not parse
+ * (`brokenControlPlanes`: tenant id and the namespace read loosely from its entry).
+ */
+export function indexOf(
+  entries: Iterable<TenantEntry>,
+  brokenControlPlanes: Iterable<{ tenant: string; namespace: string }> = [],
+): RegistryIndex {
   const controlPlanes = new Map<string, string[]>();
   const keyHolders = new Map<string, string[]>();
   const add = (map: Map<string, string[]>, key: string, tenant: string) => {
@@ -48,6 +55,7 @@ export function indexOf(entries: Iterable<TenantEntry>): RegistryIndex {
     add(controlPlanes, entry.virtualCluster.namespace, entry.tenant);
     if (entry.signingKeys !== undefined) add(keyHolders, entry.signingKeys, entry.tenant);
   }
+  for (const broken of brokenControlPlanes) add(controlPlanes, broken.namespace, broken.tenant);
   return { controlPlanes, keyHolders };
 }
 
@@ -294,15 +302,7 @@ export class StoreTenantRegistry implements TenantRegistry {
     const missed = this.#misses.get(tenant);
     if (missed !== undefined && now - missed < this.#ttlMs) return undefined;
     const uri = this.entryUri(tenant);
-    let text: string | undefined;
-    try {
-      text = await this.#readText(uri);
-    } catch (err) {
-      throw new RegistryUnavailableError(
-        `the tenant registry entry ${uri} cannot be read (${(err as Error).name}); check TENANT_REGISTRY and the function's access to it`,
-        { cause: err },
-      );
-    }
+    const text = await this.#readEntry(uri);
     this.#entries.delete(tenant);
     this.#misses.delete(tenant);
     if (text === undefined) {
@@ -325,8 +325,10 @@ export class StoreTenantRegistry implements TenantRegistry {
    * `indexTtlMs`; concurrent callers share one build. Past `indexTtlMs` the last index keeps
    * serving while the next is built in the background (a registry of 1,000 tenants is 1,000
    * reads: no event should wait for them), up to `indexMaxStaleMs`; only the first event of an
-   * instance, or one after a long failure, waits. An entry that does not parse is left out: its
-   * tenant's events are refused anyway, and `endpoint-sync tenants check` reports it.
+   * instance, or one after a long failure, waits. An entry that does not parse still protects its
+   * control plane (its namespace read loosely; its tenant's events are refused anyway, and
+   * `endpoint-sync tenants check` reports it); one whose namespace cannot be read even so fails
+   * the build: leaving it out would open that control plane to every other tenant.
    */
   index(): Promise<RegistryIndex> {
     const now = this.#now();
@@ -374,19 +376,51 @@ export class StoreTenantRegistry implements TenantRegistry {
       .map((uri) => uri.slice(this.#prefix.length, -'.yaml'.length))
       .filter((id) => TENANT_ID_PATTERN.test(id));
     const entries: TenantEntry[] = [];
+    const broken: Array<{ tenant: string; namespace: string }> = [];
     for (let i = 0; i < ids.length; i += this.#indexConcurrency) {
       const batch = ids.slice(i, i + this.#indexConcurrency);
       const read = await Promise.all(
         batch.map((id) =>
-          this.entry(id).catch((err: unknown) => {
-            if (err instanceof TenantEntryError) return undefined;
-            throw err;
+          this.entry(id).catch(async (err: unknown) => {
+            if (!(err instanceof TenantEntryError)) throw err;
+            const namespace = await this.#brokenControlPlane(id);
+            if (namespace !== undefined) broken.push({ tenant: id, namespace });
+            return undefined;
           }),
         ),
       );
       for (const entry of read) if (entry !== undefined) entries.push(entry);
     }
-    return indexOf(entries);
+    return indexOf(entries, broken);
+  }
+
+  /** The text of the entry at `uri`; `undefined` when there is none. Throws {@link RegistryUnavailableError}. */
+  async #readEntry(uri: string): Promise<string | undefined> {
+    try {
+      return await this.#readText(uri);
+    } catch (err) {
+      throw new RegistryUnavailableError(
+        `the tenant registry entry ${uri} cannot be read (${(err as Error).name}); check TENANT_REGISTRY and the function's access to it`,
+        { cause: err },
+      );
+    }
+  }
+
+  /**
+   * The control-plane namespace of `tenant`'s entry, which does not parse; `undefined` when the
+   * entry is gone since. Throws {@link RegistryUnavailableError} when it cannot be read at all.
+   */
+  async #brokenControlPlane(tenant: string): Promise<string | undefined> {
+    const uri = this.entryUri(tenant);
+    const text = await this.#readEntry(uri);
+    if (text === undefined) return undefined;
+    const namespace = looseControlPlaneOf(text);
+    if (namespace === undefined) {
+      throw new RegistryUnavailableError(
+        `the tenant registry entry ${uri} is invalid and its virtualCluster.namespace cannot be read, so the control plane it protects is unknown; fix the entry (endpoint-sync tenants check) or remove it`,
+      );
+    }
+    return namespace;
   }
 }
 

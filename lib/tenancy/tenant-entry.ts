@@ -5,6 +5,7 @@
  */
 import { parseDocument } from 'yaml';
 import { formatIssue, tenantValidator } from '../contract/index.ts';
+import { DNS_LABEL } from '../naming/index.ts';
 import { type NamespaceScope, namespaceScope } from './namespace-scope.ts';
 
 /** Resources the sync can write for a tenant. */
@@ -101,4 +102,28 @@ export function parseTenantEntry(
     resources: new Set(entry.resources ?? TENANT_RESOURCES),
     signingKeys: entry.signingKeys,
   };
+}
+
+/**
+ * The `virtualCluster.namespace` of an entry that {@link parseTenantEntry} refuses (an unknown
+ * field, a missing one, another tenant's id): read without the entry's own checks, so that the
+ * registry's index keeps that control plane out of every other tenant's reach while the entry is
+ * broken. `undefined` when even that cannot be read (not YAML, an alias, a duplicate key, no such
+ * string or not a namespace name): the index must then fail closed.
+ */
+export function looseControlPlaneOf(text: string): string | undefined {
+  if (text.length > MAX_ENTRY_BYTES) return undefined;
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) return undefined;
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 0 });
+  } catch {
+    return undefined;
+  }
+  const cluster = (raw as { virtualCluster?: unknown } | null)?.virtualCluster;
+  const namespace = (cluster as { namespace?: unknown } | null | undefined)?.namespace;
+  return typeof namespace === 'string' && namespace.length <= 63 && DNS_LABEL.test(namespace)
+    ? namespace
+    : undefined;
 }

@@ -8,11 +8,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { type SyncEventV2, upgradeItem } from '../../lib/contract/index.ts';
 import { registryTenants, settingsFromEnv, singleTenant } from '../../lib/functions/index.ts';
+import { ListingTooLargeError, objectLister } from '../../lib/functions/object-text.ts';
 import { inProcessPlanner, type Planner } from '../../lib/functions/planner/index.ts';
 import { RESOURCES } from '../../lib/kube/index.ts';
 import type { ObjectStore } from '../../lib/local/objectstore.ts';
@@ -20,6 +22,7 @@ import type { KubeObject } from '../../lib/model/index.ts';
 import { createNativeEngine } from '../../lib/patches/expression/index.ts';
 import {
   generateSigningKey,
+  looseControlPlaneOf,
   namespaceScope,
   parseForwarderKey,
   parseKeySet,
@@ -643,23 +646,25 @@ function ipOf(object: KubeObject | undefined): unknown {
 }
 
 describe("round three: another tenant's control plane", () => {
+  /** B's entry: its virtual cluster in `shared-team-b` (and `over`, such as a typo). */
+  const entryOfB = (over: Record<string, unknown> = {}) =>
+    entry(B, {
+      virtualCluster: { name: B.id, namespace: SHARED },
+      hostNamespaces: ['team-b-*'],
+      ...over,
+    });
+
   /** B's virtual cluster runs in `shared-team-b`; A may use `shared-*` and maps `default` there. */
   async function coveredStack(
     options: Parameters<typeof registryOf>[1] = {},
     aNamespaces = [HOST_NS, 'shared-*'],
     target = SHARED,
+    bEntry = entryOfB(),
   ): Promise<Stack> {
     stack = await startStack({ tenants: registryOf(true, options) });
     const s = stack;
     await s.store.put(BUCKET, `tenants/${A.id}.yaml`, entry(A, { hostNamespaces: aNamespaces }));
-    await s.store.put(
-      BUCKET,
-      `tenants/${B.id}.yaml`,
-      entry(B, {
-        virtualCluster: { name: B.id, namespace: SHARED },
-        hostNamespaces: ['team-b-*'],
-      }),
-    );
+    await s.store.put(BUCKET, `tenants/${B.id}.yaml`, bEntry);
     await s.store.put(BUCKET, CONFIG_KEY, mappedConfig(target));
     await s.hostCluster.create('namespaces', undefined, { metadata: { name: target } });
     // B's API-server Endpoints and Service, as its control plane keeps them.
@@ -674,8 +679,8 @@ describe("round three: another tenant's control plane", () => {
 
   const takeover = () => event([item('a', 'team-b', endpoints('team-b', { ip: '10.6.6.6' }))]);
 
-  it("refuses to take over, rewrite or delete B's API-server Endpoints through A's pattern", async () => {
-    const s = await coveredStack();
+  /** A's take-over of B's API-server Endpoints fails, naming B's control plane; nothing written. */
+  async function expectTakeoverRefused(s: Stack): Promise<void> {
     const before = await s.hostCluster.get('endpoints', SHARED, 'team-b');
     const result = await s.invoke(sealed(takeover(), A.key));
     expect(result.results[0]).toMatchObject({
@@ -687,9 +692,88 @@ describe("round three: another tenant's control plane", () => {
     const after = await s.hostCluster.get('endpoints', SHARED, 'team-b');
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(ipOf(after)).toBe('10.9.9.9');
+  }
+
+  it("refuses to take over, rewrite or delete B's API-server Endpoints through A's pattern", async () => {
+    const s = await coveredStack();
+    await expectTakeoverRefused(s);
     const gone = sealed(event([item('b', 'team-b', null)]), A.key);
     expect((await s.invoke(gone)).results[0]!.reasonCode).toBe('namespace-not-allowed');
     expect(await s.hostCluster.peek('endpoints', SHARED, 'team-b')).toBeDefined();
+  });
+
+  it("an entry that does not parse (one unknown field) still protects its tenant's control plane", async () => {
+    const broken = entryOfB({ typo: true });
+    expect(() => parseTenantEntry(broken, 'b.yaml')).toThrow(/invalid/);
+    const s = await coveredStack({}, undefined, undefined, broken);
+    await expectTakeoverRefused(s);
+    // The operator's check names the broken entry.
+    const io = bufferIO({ 'b.yaml': broken });
+    expect(await main(['tenants', 'check', 'b.yaml'], io)).toBe(1);
+    expect(io.err).toMatch(/b\.yaml.*invalid.*typo/);
+  });
+
+  it('an entry whose control-plane namespace cannot be read at all fails the index closed', async () => {
+    for (const unreadable of [
+      entryOfB().slice(0, 40), // cut short: not YAML
+      entryOfB({ virtualCluster: { name: B.id } }), // no namespace
+      entryOfB({ virtualCluster: { name: B.id, namespace: 'Not A Namespace' } }),
+    ]) {
+      const s = await coveredStack({}, undefined, undefined, unreadable);
+      const result = await s.invoke(sealed(takeover(), A.key));
+      expect(result.results[0]).toMatchObject({
+        status: 'failed',
+        reasonCode: 'registry-unavailable',
+        retryable: true,
+      });
+      const after = await s.hostCluster.get('endpoints', SHARED, 'team-b');
+      expect(ipOf(after)).toBe('10.9.9.9');
+      await s.close();
+      stack = undefined;
+    }
+  });
+
+  it('reads the control plane of a broken entry loosely, and never anything but a namespace name', () => {
+    const label = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
+    fc.assert(
+      fc.property(label, fc.dictionary(fc.string(), fc.jsonValue()), (namespace, extra) => {
+        const text = entryOfB({ ...extra, virtualCluster: { name: B.id, namespace } });
+        expect(looseControlPlaneOf(text)).toBe(namespace);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.json()), (text) => {
+        const namespace = looseControlPlaneOf(text);
+        if (namespace !== undefined)
+          expect(namespace).toMatch(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
+      }),
+    );
+  });
+
+  it('a registry listing longer than the lister reads fails closed instead of dropping entries', async () => {
+    const keys = ['a', 'b', 'c', 'd'].map((k) => ({ Key: `tenants/${k}.yaml` }));
+    const pages = async (input: { ContinuationToken?: string }) => {
+      const at = Number(input.ContinuationToken ?? 0);
+      return {
+        Contents: keys.slice(at, at + 2),
+        IsTruncated: at + 2 < keys.length,
+        NextContinuationToken: String(at + 2),
+      };
+    };
+    expect(await objectLister(pages, false, 4)('s3://b/tenants/')).toHaveLength(4);
+    await expect(objectLister(pages, false, 3)('s3://b/tenants/')).rejects.toBeInstanceOf(
+      ListingTooLargeError,
+    );
+    const dir = await mkdtemp(join(tmpdir(), 'registry-'));
+    try {
+      for (const k of ['a', 'b', 'c']) await writeFile(join(dir, `${k}.yaml`), '{}');
+      const list = objectLister(pages, true, 2);
+      await expect(list(pathToFileURL(`${dir}/`).href)).rejects.toBeInstanceOf(
+        ListingTooLargeError,
+      );
+    } finally {
+      await rm(dir, { recursive: true });
+    }
   });
 
   it('refuses a namespace of the platform list, whatever the entry says', async () => {
