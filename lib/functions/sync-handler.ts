@@ -122,6 +122,7 @@ export function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
     host: options.host instanceof KubeClientClass ? staticHostClient(options.host) : options.host,
     sources: new ConfigSources(options.configSourceOptions ?? {}),
     lastStats: new WeakMap(),
+    ownerUids: new Map(),
     planner: plannerOf(options, telemetry),
   };
   const handler = (input: unknown, context: InvocationContext = {}) =>
@@ -159,6 +160,8 @@ interface HandlerParts {
   sources: ConfigSources;
   /** Per configuration source, its counters when last reported (metrics count the changes). */
   lastStats: WeakMap<ConfigSource, { reloads: number; invalid: number }>;
+  /** Per virtual cluster host Service (`namespace/name`), what was last read of it: see {@link hostServiceUid}. */
+  ownerUids: Map<string, OwnerRead>;
   planner: Planner;
 }
 
@@ -433,55 +436,88 @@ async function hostSession(
     telemetry.logger.error('marker keys unavailable', { error: (err as Error).message });
     return invocation.failAll((err as Error).message, 'marker-keys-unavailable', retryable);
   }
-  const ownerUid = await hostServiceUid(client, entry, telemetry);
+  const owner = await hostServiceUid(parts.ownerUids, client, entry, telemetry);
   const identity = {
     name: entry.virtualCluster.name,
     hostNamespace: entry.virtualCluster.namespace,
     markerDomain: options.tenants.markerDomainOf(entry),
     ...keys,
-    ...(ownerUid === undefined ? {} : { ownerUid }),
+    ...(owner.uid !== undefined
+      ? { ownerUid: owner.uid }
+      : owner.unknown
+        ? { ownerUnknown: true as const }
+        : {}),
   };
   return { client, identity };
 }
 
-/** How long the uid of a virtual cluster's host Service is reused before it is read again. */
+/** How long a read uid (or a 404: the Service is absent) of a host Service is reused. */
 const OWNER_UID_TTL_MS = 60_000;
-/** `namespace/name` of a virtual cluster's host Service -> its uid (undefined: none) and when read. */
-const ownerUids = new Map<string, { uid: string | undefined; at: number }>();
+/**
+ * How long a failed read is reused before the Service is read again: short, so that the copies
+ * get their owner back soon after the host API recovers, yet a burst of invocations during an
+ * outage does not read the Service once each.
+ */
+const OWNER_READ_FAILURE_TTL_MS = 5_000;
+
+/**
+ * What the functions know of a virtual cluster's host Service: its uid (undefined: absent, or
+ * never read successfully), whether the last read failed, and when it was made.
+ */
+interface OwnerRead {
+  uid: string | undefined;
+  failed: boolean;
+  at: number;
+}
 
 /**
  * The uid of the virtual cluster's host Service (its name, in its host namespace), the owner of
  * every host copy in single-namespace mode (vcluster's `setOwner`): read once a minute per
- * tenant. None (no owner references) when the Service does not exist or cannot be read; that
- * is logged, never an item's failure.
+ * tenant. A 404 means the Service is absent: no uid, and copies get no owner reference. Any other
+ * failure (5xx, 429, 403, timeout) says nothing about the Service: the last uid read is kept, and
+ * when there is none the owner is `unknown`, so that the sync keeps whatever owner reference a
+ * copy already has rather than removing it (see docs/sync.md, "Owner references"). A failure is
+ * logged, never an item's failure, and reused only for {@link OWNER_READ_FAILURE_TTL_MS}.
  */
 async function hostServiceUid(
+  cache: Map<string, OwnerRead>,
   client: KubeClient,
   entry: TenantEntry,
   telemetry: HandlerParts['telemetry'],
-): Promise<string | undefined> {
+): Promise<{ uid: string | undefined; unknown: boolean }> {
   const { name, namespace } = entry.virtualCluster;
   const key = `${namespace}/${name}`;
-  const cached = ownerUids.get(key);
-  if (cached && Date.now() - cached.at < OWNER_UID_TTL_MS) return cached.uid;
-  let uid: string | undefined;
+  const cached = cache.get(key);
+  if (cached) {
+    const ttl = cached.failed ? OWNER_READ_FAILURE_TTL_MS : OWNER_UID_TTL_MS;
+    if (Date.now() - cached.at < ttl) return ownerOf(cached);
+  }
+  let read: OwnerRead;
   try {
     const service = await client.get(RESOURCES.services, name, { namespace });
-    uid = typeof service.metadata.uid === 'string' ? service.metadata.uid : undefined;
+    const uid = typeof service.metadata.uid === 'string' ? service.metadata.uid : undefined;
+    read = { uid, failed: false, at: Date.now() };
   } catch (err) {
-    if (!(err instanceof NotFoundError)) {
+    if (err instanceof NotFoundError) {
+      read = { uid: undefined, failed: false, at: Date.now() };
+    } else {
+      read = { uid: cached?.uid, failed: true, at: Date.now() };
       telemetry.logger.warn(
-        'virtual cluster host Service unreadable: copies get no owner reference',
-        {
-          namespace,
-          error: (err as Error).name,
-        },
+        read.uid === undefined
+          ? 'virtual cluster host Service unreadable: copies keep the owner references they have'
+          : 'virtual cluster host Service unreadable: the uid last read is used',
+        { namespace, error: (err as Error).name },
       );
     }
   }
-  if (ownerUids.size > 10_000) ownerUids.clear();
-  ownerUids.set(key, { uid, at: Date.now() });
-  return uid;
+  if (cache.size > 10_000) cache.clear();
+  cache.set(key, read);
+  return ownerOf(read);
+}
+
+/** The owner an {@link OwnerRead} gives: unknown only when it failed and no uid was ever read. */
+function ownerOf(read: OwnerRead): { uid: string | undefined; unknown: boolean } {
+  return { uid: read.uid, unknown: read.failed && read.uid === undefined };
 }
 
 /** Logs and counts what the configuration source did since the handler last looked. */

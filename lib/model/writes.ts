@@ -28,6 +28,13 @@ export interface VirtualClusterIdentity {
    * virtual cluster garbage-collects them. Absent: no owner references.
    */
   ownerUid?: string;
+  /**
+   * Set (without {@link ownerUid}) when the functions could not read the host Service (an API
+   * error, not a 404) and never read its uid before: the owner is unknown, so a copy keeps the
+   * owner reference to that Service it already has instead of losing it, and a new copy gets
+   * none until the Service is read.
+   */
+  ownerUnknown?: true;
 }
 
 /** Resource plural as used in API paths: `endpoints`, `secrets`, `configmaps`, ... */

@@ -7,6 +7,7 @@ import { getOwn, jsonEqual } from '../model/index.ts';
 import type { ObjectRef, PatchOutcome, PatchReport } from '../patches/types.ts';
 import type { SyncContext } from './context.ts';
 import type { SyncReferenceTranslator } from './references.ts';
+import { ownersToWrite } from './translate.ts';
 import type { HostWrite, Plan, PlanReference, VirtualWrite } from './types.ts';
 
 /** The writes and findings a plan collects on its way. */
@@ -94,10 +95,11 @@ export function uidMismatch(host: KubeObject, virtual: KubeObject, ctx: SyncCont
 
 /**
  * Whether the host object has the owner references the desired copy has (the sync's field: set
- * on copies in single-namespace mode, see `hostOwnerReferences`; none otherwise).
+ * on copies in single-namespace mode, see `hostOwnerReferences`; none otherwise). With the owner's
+ * uid unknown, the host object's own reference to the Service counts as desired (`ownersToWrite`).
  */
 export function sameOwners(desired: KubeObject, host: KubeObject): boolean {
-  return jsonEqual(desired.metadata.ownerReferences ?? [], host.metadata.ownerReferences ?? []);
+  return jsonEqual(ownersToWrite(desired, host), host.metadata.ownerReferences ?? []);
 }
 
 /** Whether the desired copy and the current host object hold the same content and metadata. */
@@ -121,6 +123,8 @@ export function updateWrite(
   reason: string,
 ): HostWrite {
   const object: KubeObject = { ...desired, metadata: { ...desired.metadata } };
+  const owners = ownersToWrite(desired, host);
+  if (owners.length > 0) object.metadata.ownerReferences = owners;
   if (typeof host.metadata.resourceVersion === 'string')
     object.metadata.resourceVersion = host.metadata.resourceVersion;
   return { verb: 'update', resource, object, reason };

@@ -134,6 +134,13 @@ function checkIdentity(identity: unknown): void {
   if (ownerUid !== undefined && (typeof ownerUid !== 'string' || ownerUid === '')) {
     throw new InvalidPlanInputError('identity.ownerUid', 'expected a non-empty string');
   }
+  const ownerUnknown = identity['ownerUnknown'];
+  if (ownerUnknown !== undefined && (ownerUnknown !== true || ownerUid !== undefined)) {
+    throw new InvalidPlanInputError(
+      'identity.ownerUnknown',
+      'expected true, and only without identity.ownerUid',
+    );
+  }
   const previous = identity['previousMarkerKeys'];
   if (previous !== undefined && (!Array.isArray(previous) || !previous.every(isMarkerKey))) {
     throw new InvalidPlanInputError(

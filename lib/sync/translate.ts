@@ -202,6 +202,7 @@ export function finishForHost(
   patched.metadata = { name: hostKey.name, namespace: hostKey.namespace, labels, annotations };
   const owners = hostOwnerReferences(ctx);
   if (owners !== undefined) patched.metadata.ownerReferences = owners;
+  else if (ownerIsUnknown(ctx)) markOwnerKept(patched.metadata, identity.name);
   patched.apiVersion = apiVersionFor(virtual, kind);
   patched.kind = kind;
   delete patched['status'];
@@ -333,6 +334,49 @@ export function hostOwnerReferences(ctx: SyncContext): KubeObject['metadata']['o
   if (uid === undefined || isMultiNamespace(ctx.config) || !setOwnerOf(ctx.config))
     return undefined;
   return [{ apiVersion: 'v1', kind: 'Service', name: ctx.identity.name, uid, controller: false }];
+}
+
+/**
+ * Whether copies should carry an owner reference whose uid the functions could not read (the host
+ * API failed, see `identity.ownerUnknown`): then a copy keeps the one it has (see
+ * {@link ownersToWrite}).
+ */
+function ownerIsUnknown(ctx: SyncContext): boolean {
+  return (
+    ctx.identity.ownerUnknown === true && !isMultiNamespace(ctx.config) && setOwnerOf(ctx.config)
+  );
+}
+
+/**
+ * Key, on a desired copy's metadata, of the name of the host Service whose owner reference the
+ * copy keeps from the host object (the owner's uid is unknown). A symbol: it travels with the
+ * desired copy through the planner's spreads, yet never reaches the API (JSON leaves it out) nor
+ * the comparisons of labels and annotations (`jsonEqual` reads string keys only).
+ */
+const KEPT_OWNER = Symbol('kept-owner');
+
+function markOwnerKept(metadata: ObjectMeta, serviceName: string): void {
+  (metadata as ObjectMeta & { [KEPT_OWNER]?: string })[KEPT_OWNER] = serviceName;
+}
+
+/**
+ * The owner references an update of `host` to `desired` writes: the desired ones, plus, when the
+ * owner's uid is unknown, the host object's own references to the virtual cluster's host Service,
+ * so that a failed read of the Service neither strips them nor makes every copy differ.
+ */
+export function ownersToWrite(desired: KubeObject, host: KubeObject): unknown[] {
+  const own = desired.metadata.ownerReferences ?? [];
+  const kept = (desired.metadata as ObjectMeta & { [KEPT_OWNER]?: string })[KEPT_OWNER];
+  if (kept === undefined) return own;
+  const hostOwners = host.metadata.ownerReferences ?? [];
+  return [...own, ...hostOwners.filter((ref) => isServiceOwner(ref, kept))];
+}
+
+/** Whether `ref` is an owner reference to the v1 Service `name`. */
+function isServiceOwner(ref: unknown, name: string): boolean {
+  if (typeof ref !== 'object' || ref === null) return false;
+  const r = ref as Record<string, unknown>;
+  return r['apiVersion'] === 'v1' && r['kind'] === 'Service' && r['name'] === name;
 }
 
 /** `experimental.syncSettings.setOwner` of the file: on unless written as false (vcluster's default). */

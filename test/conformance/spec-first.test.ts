@@ -403,4 +403,26 @@ describe(`owner references (${source('pkg/util/translate/translate.go')} CopyObj
       planSync(first.pair.input(config(''), 'default', 'db', owned), { evaluator: engines[0]![1] }),
     ).toMatchObject({ status: 'unchanged', hostWrites: [] });
   });
+
+  it('owner unknown (the Service read failed, no uid ever read): a copy keeps its owner reference, also when updated; a new copy gets none [deliberate]', () => {
+    const unknown: VirtualClusterIdentity = { ...who, ownerUnknown: true };
+    const first = created('', owned);
+    first.pair.apply(first.plan);
+    const plan = () =>
+      planSync(first.pair.input(config(''), 'default', 'db', unknown), {
+        evaluator: engines[0]![1],
+      });
+    expect(plan()).toMatchObject({ status: 'unchanged', hostWrites: [] });
+    // Someone edits the copy: the update restores it and still names the owner.
+    const key = `endpoints/vcluster-ns/${hostName('db', 'default', 'my-vcluster')}`;
+    const host = structuredClone(first.pair.host.get(key)!);
+    host.metadata.labels = { ...host.metadata.labels, edited: 'yes' };
+    first.pair.host.set(key, host);
+    const update = plan().hostWrites.find((w) => w.resource === 'endpoints');
+    expect(update?.verb).toBe('update');
+    expect(update?.verb === 'update' && update.object.metadata.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'Service', name: 'my-vcluster', uid: 'svc-uid', controller: false },
+    ]);
+    expect(created('', unknown).object?.metadata.ownerReferences).toBeUndefined();
+  });
 });

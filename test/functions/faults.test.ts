@@ -4,7 +4,8 @@
  * re-plans from the host state and converges. Injected by the emulator, and in the `real`
  * project by the fault proxy in front of a real kube-apiserver (harness.ts, test/cluster.ts).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RESOURCES } from '../../lib/kube/index.ts';
 import {
   credsSecret,
   endpoints,
@@ -13,10 +14,12 @@ import {
   item,
   type Stack,
   startStack,
+  VC,
 } from './harness.ts';
 
 let stack: Stack | undefined;
 afterEach(async () => {
+  vi.restoreAllMocks();
   await stack?.close();
   stack = undefined;
 });
@@ -197,5 +200,61 @@ describe('sync function under host API faults', () => {
     );
     expect(replay.results.every((r) => r.status === 'unchanged')).toBe(true);
     expect(await hostVersions(stack)).toEqual(before);
+  });
+});
+
+describe("the virtual cluster's host Service unreadable (owner references)", () => {
+  /** The owner references of the host copy of virtual Endpoints `name`. */
+  async function ownersOf(stack: Stack, name: string): Promise<unknown> {
+    const copy = (await stack.hostCluster.peek('endpoints', stack.namespace, hostName(name))) as
+      | { metadata: { ownerReferences?: unknown[] } }
+      | undefined;
+    return copy?.metadata.ownerReferences;
+  }
+
+  it('a failed read keeps the uid last read: no copy loses or rewrites its owner reference; the failure is retried after seconds', async () => {
+    stack = await startStack();
+    const owner = await stack.host.create(RESOURCES.services, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: VC, namespace: stack.namespace },
+      spec: { ports: [{ port: 443, protocol: 'TCP' }] },
+    });
+    await stack.invoke(stack.event([item('a', 'db', endpoints('db'))]));
+    const owners = [
+      { apiVersion: 'v1', kind: 'Service', name: VC, uid: owner.metadata.uid, controller: false },
+    ];
+    expect(await ownersOf(stack, 'db')).toEqual(owners);
+    const before = await hostVersions(stack);
+
+    // A minute later (the uid is due to be read again) the host API fails that read.
+    const realNow = Date.now.bind(Date);
+    let shift = 61_000;
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+    const faults = stack.hostCluster.faults;
+    let serviceReads = 0;
+    const decide = faults.decide.bind(faults);
+    faults.decide = (verb, resource, ...rest) => {
+      if (verb === 'get' && resource === 'services') serviceReads++;
+      return decide(verb, resource, ...rest);
+    };
+    faults.set({ verb: 'get', resource: 'services', status: 500 });
+    const same = await stack.invoke(stack.event([item('b', 'db', endpoints('db'))]));
+    expect(same.results[0]).toMatchObject({ status: 'unchanged' });
+    expect(await hostVersions(stack)).toEqual(before);
+    const changed = await stack.invoke(
+      stack.event([item('c', 'db', endpoints('db', { ip: '10.9.9.9' }))]),
+    );
+    expect(changed.results[0]).toMatchObject({ status: 'applied', reasonCode: 'updated' });
+    expect(await ownersOf(stack, 'db')).toEqual(owners);
+    expect(serviceReads).toBeGreaterThan(0);
+
+    // The failure is not kept for a minute: seconds later the Service is read again.
+    faults.clear();
+    const readsBefore = serviceReads;
+    shift += 6_000;
+    await stack.invoke(stack.event([item('d', 'db', endpoints('db', { ip: '10.9.9.9' }))]));
+    expect(serviceReads).toBeGreaterThan(readsBefore);
+    expect(await ownersOf(stack, 'db')).toEqual(owners);
   });
 });
