@@ -8,7 +8,7 @@
  * and the object there is deleted only when its markers say it is this virtual cluster's copy of
  * this very object at the name the other layout gives it, with its uid as precondition.
  */
-import type { SyncConfig } from '../config/types.ts';
+import type { SyncConfig } from '../config/index.ts';
 import type { KubeObject } from '../model/index.ts';
 import { apiVersionOf } from '../model/index.ts';
 import { type SyncContext, syncContext } from './context.ts';
