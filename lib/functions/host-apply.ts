@@ -35,8 +35,8 @@ import {
   type Plan,
   type PlanInput,
   resourceByPlural,
+  SERVICE_NAME_LABEL,
 } from '../sync/index.ts';
-import { SERVICE_NAME_LABEL } from '../sync/kinds/endpoint-slice.ts';
 import type { HostWrite, ObjectKey, VirtualClusterIdentity } from '../sync/types.ts';
 import type { NamespaceScope } from '../tenancy/index.ts';
 import { inProcessPlanner, type Planner } from './planner/index.ts';

@@ -12,6 +12,7 @@ export {
 } from '../model/index.ts';
 export { type SyncContext, syncContext } from './context.ts';
 export { type CopyEnv, type CopyResult, copyFromHost, copyToHost } from './copy.ts';
+export { SERVICE_NAME_LABEL } from './kinds/endpoint-slice.ts';
 export {
   ENDPOINTS_CONTROLLER_ANNOTATION,
   endpointsSkipReason,
