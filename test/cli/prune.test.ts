@@ -97,6 +97,50 @@ describe('endpoint-sync prune', () => {
     expect(await host.get('endpoints', HOST, hostName('db', 'default', 'gone-vc'))).toBeDefined();
   });
 
+  it('--delete refuses while the tenant is still in the registry entries given: nothing deleted', async () => {
+    const entry = join(dir, 'gone-vc.yaml');
+    await writeFile(
+      entry,
+      JSON.stringify({
+        tenant: 'team-gone',
+        virtualCluster: { name: 'gone-vc', namespace: HOST },
+        config: 's3://b/gone.yaml',
+        signingKeys: 'secretsmanager:endpoint-sync/tenants/team-gone',
+      }),
+    );
+    const io = bufferIO();
+    expect(await main([...args(), '--delete', entry], io)).toBe(1);
+    expect(io.err).toContain(`${entry}: tenant team-gone is still registered`);
+    expect(io.err).toContain('--force');
+    expect(io.out).not.toContain('deleted');
+    expect(await host.peek('endpoints', HOST, hostName('db', 'default', 'gone-vc'))).toBeDefined();
+  });
+
+  it('--delete refuses while the virtual cluster host Service exists (a wrong --name or --namespace for a live tenant); --force deletes', async () => {
+    const { labels, annotations } = {
+      labels: { [`${D}/managed-by`]: 'live-vc' },
+      annotations: { [`${D}/object-name`]: 'db', [`${D}/object-namespace`]: 'default' },
+    };
+    const copy = hostName('db', 'default', 'live-vc');
+    await host.create('endpoints', HOST, marked('Endpoints', copy, labels, annotations));
+    await host.create('services', HOST, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'live-vc' },
+      spec: { ports: [{ port: 443, protocol: 'TCP' }] },
+    });
+    const live = ['prune', '--host-kubeconfig', join(dir, 'host'), '--name', 'live-vc'];
+    const refused = bufferIO();
+    expect(await main([...live, '--namespace', HOST, '--delete'], refused)).toBe(1);
+    expect(refused.err).toContain(`host Service ${HOST}/live-vc still exists`);
+    expect(refused.err).toContain('add --force');
+    expect(await host.peek('endpoints', HOST, copy)).toBeDefined();
+    const forced = bufferIO();
+    expect(await main([...live, '--namespace', HOST, '--delete', '--force'], forced)).toBe(0);
+    expect(forced.out).toContain(`deleted endpoints ${HOST}/${copy}`);
+    expect(await host.peek('endpoints', HOST, copy)).toBeUndefined();
+  });
+
   it('with --delete deletes them, and leaves everything else', async () => {
     const io = bufferIO();
     expect(await main([...args(), '--delete'], io)).toBe(0);

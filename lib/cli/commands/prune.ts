@@ -13,11 +13,12 @@ import {
 } from '../../kube/index.ts';
 import { type KubeObject, RESOURCES, SYNCED_RESOURCES } from '../../model/index.ts';
 import { DEFAULT_MARKER_DOMAIN } from '../../naming/index.ts';
-import { managedState, syncContext } from '../../sync/index.ts';
-import { type Command, UsageError } from '../command.ts';
+import { managedState, resourceByPlural, syncContext } from '../../sync/index.ts';
+import { parseTenantEntry } from '../../tenancy/index.ts';
+import { type Command, type CommandIO, UsageError } from '../command.ts';
 import { stringFlag } from '../inputs.ts';
 
-const usage = `Usage: endpoint-sync prune --host-kubeconfig FILE --name VC --namespace NS [--delete]
+const usage = `Usage: endpoint-sync prune --host-kubeconfig FILE --name VC --namespace NS [--delete [--force]] [ENTRY.yaml ...]
 
 Lists the host copies of a virtual cluster that is gone (a tenant removed from the registry): the
 Endpoints, EndpointSlices, Secrets and ConfigMaps in its host namespace whose managed-by label
@@ -26,12 +27,18 @@ name of that object (single-namespace mode). Anything else is never listed nor d
 --delete nothing is written (a dry run); with it each listed object is deleted with its uid as
 precondition.
 
+--delete refuses (and deletes nothing) while the virtual cluster looks alive: its host Service
+(VC in NS, the owner of its copies) exists or cannot be read, or one of the tenant registry
+entries given as ENTRY.yaml (give them all) still names VC in NS. A wrong --name or --namespace
+then deletes nothing; --force deletes anyway.
+
 Flags:
       --host-kubeconfig FILE  the host cluster (its current context)
       --name VC               the virtual cluster's name
       --namespace NS          its host namespace
       --marker-domain D       domain of the marker labels/annotations (default: ${DEFAULT_MARKER_DOMAIN})
       --delete                delete what is listed (default: list only)
+      --force                 with --delete: delete even though the virtual cluster looks alive
   -h, --help                  show this help
 
 Exit status: 0 when everything listed was deleted (or, without --delete, listed), 1 otherwise.`;
@@ -88,8 +95,10 @@ const prune: Command = {
     namespace: { type: 'string' },
     'marker-domain': { type: 'string' },
     delete: { type: 'boolean' },
+    force: { type: 'boolean' },
   },
-  async run(values, _positionals, io) {
+  allowPositionals: true,
+  async run(values, positionals, io) {
     const identity = {
       name: stringFlag(values, 'name'),
       hostNamespace: stringFlag(values, 'namespace'),
@@ -105,8 +114,23 @@ const prune: Command = {
       throw err;
     }
     const remove = values['delete'] === true;
+    const force = values['force'] === true;
+    if (force && !remove) throw new UsageError('--force goes with --delete');
     let failed = 0;
     try {
+      const alive = [
+        ...(await registeredAs(positionals, identity, io)),
+        ...(await hostServiceAlive(host, identity)),
+      ];
+      for (const why of alive) {
+        io.stderr.write(`endpoint-sync prune: ${why}\n`);
+      }
+      if (remove && !force && alive.length > 0) {
+        io.stderr.write(
+          `endpoint-sync prune: virtual cluster ${identity.name} in ${identity.hostNamespace} may still be running: nothing deleted (check --name and --namespace; add --force to delete its copies anyway)\n`,
+        );
+        return 1;
+      }
       const copies = await tenantCopies(host, identity);
       for (const { copy, object } of copies) {
         const where = `${copy.resource} ${copy.namespace}/${copy.name} (copy of ${copy.of})`;
@@ -115,7 +139,7 @@ const prune: Command = {
           continue;
         }
         try {
-          await host.delete(RESOURCES[resourceName(copy.resource)], copy.name, {
+          await host.delete(resourceByPlural(copy.resource)!, copy.name, {
             namespace: copy.namespace,
             ...(typeof object.metadata.uid === 'string'
               ? { preconditions: { uid: object.metadata.uid } }
@@ -138,10 +162,48 @@ const prune: Command = {
   },
 };
 
-/** The RESOURCES key of a plural (`endpointslices` -> `endpointSlices`). */
-function resourceName(plural: string): keyof typeof RESOURCES {
-  const found = SYNCED_RESOURCES.find((r) => RESOURCES[r.resource].plural === plural);
-  return found!.resource;
+/**
+ * Why the virtual cluster may still run, from its host Service (`name` in `hostNamespace`, the
+ * owner of its copies, removed with it): present, or unreadable (nothing proves it gone).
+ */
+async function hostServiceAlive(
+  host: KubeClient,
+  identity: { name: string; hostNamespace: string },
+): Promise<string[]> {
+  const where = `${identity.hostNamespace}/${identity.name}`;
+  try {
+    await host.get(RESOURCES.services, identity.name, { namespace: identity.hostNamespace });
+    return [`the virtual cluster's host Service ${where} still exists`];
+  } catch (err) {
+    if (err instanceof NotFoundError) return [];
+    return [
+      `the virtual cluster's host Service ${where} cannot be read: ${(err as Error).message}`,
+    ];
+  }
+}
+
+/**
+ * Why the virtual cluster is still a tenant, from the registry entries in `files`: an entry names
+ * it (same name and host namespace), or an entry cannot be read (it might).
+ */
+async function registeredAs(
+  files: readonly string[],
+  identity: { name: string; hostNamespace: string },
+  io: CommandIO,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const file of files) {
+    try {
+      const entry = parseTenantEntry(await io.readFile(file), file);
+      const vc = entry.virtualCluster;
+      if (vc.name === identity.name && vc.namespace === identity.hostNamespace) {
+        out.push(`${file}: tenant ${entry.tenant} is still registered with this virtual cluster`);
+      }
+    } catch (err) {
+      out.push(`${file}: cannot be read as a registry entry: ${(err as Error).message}`);
+    }
+  }
+  return out;
 }
 
 export default prune;
