@@ -425,4 +425,17 @@ describe(`owner references (${source('pkg/util/translate/translate.go')} CopyObj
     ]);
     expect(created('', unknown).object?.metadata.ownerReferences).toBeUndefined();
   });
+
+  it('identity.ownerUnknown is true or absent, and never with an ownerUid (checked like all plan input)', () => {
+    for (const bad of [
+      { ...who, ownerUnknown: 'yes' },
+      { ...who, ownerUid: 'svc-uid', ownerUnknown: true },
+    ] as unknown as VirtualClusterIdentity[]) {
+      expect(created('', bad).plan).toMatchObject({
+        status: 'failed',
+        reasonCode: 'invalid-input',
+        reason: expect.stringContaining('identity.ownerUnknown'),
+      });
+    }
+  });
 });
