@@ -23,6 +23,7 @@ import { findControlPlaneBinaries } from '../lib/local/control-plane/index.ts';
 import { startStack } from '../lib/local/stack.ts';
 import type { JsonValue, KubeObject } from '../lib/model/index.ts';
 import { figure, ratioFigure } from './support/figures.ts';
+import { recreatable, watchFromNow } from './support/host-copies.ts';
 import { percentile } from './support/percentile.ts';
 import { pool } from './support/pool.ts';
 
@@ -84,29 +85,14 @@ const DOMAIN = stack.identity.markerDomain;
 /** Host watch events of host copies, by virtual key. */
 const hostCopies = new Set<string>();
 let onHostEvent: ((key: string, at: number) => void) | undefined;
-const stopWatch = new AbortController();
-void (async () => {
-  let resourceVersion: string | undefined = (
-    await host.list(RESOURCES.endpoints, { namespace: HNS, limit: 1 })
-  ).metadata.resourceVersion;
-  while (!stopWatch.signal.aborted) {
-    const ended = await host
-      .watch(
-        RESOURCES.endpoints,
-        { namespace: HNS, resourceVersion, signal: stopWatch.signal, timeoutSeconds: 600 },
-        (e) => {
-          if (e.type === 'DELETED' || e.type === 'BOOKMARK') return;
-          const at = performance.now();
-          const a = e.object.metadata.annotations ?? {};
-          const key = `${a[`${DOMAIN}/object-namespace`]}/${a[`${DOMAIN}/object-name`]}`;
-          hostCopies.add(key);
-          onHostEvent?.(key, at);
-        },
-      )
-      .catch(() => undefined);
-    resourceVersion = ended?.resourceVersion ?? resourceVersion;
-  }
-})();
+const stopWatch = await watchFromNow(host, RESOURCES.endpoints, HNS, (e) => {
+  if (e.type === 'DELETED' || e.type === 'BOOKMARK') return;
+  const at = performance.now();
+  const a = e.object.metadata.annotations ?? {};
+  const key = `${a[`${DOMAIN}/object-namespace`]}/${a[`${DOMAIN}/object-name`]}`;
+  hostCopies.add(key);
+  onHostEvent?.(key, at);
+});
 
 try {
   // ---- load the virtual cluster over HTTP
@@ -158,16 +144,9 @@ try {
     kind: 'Namespace',
     metadata: { name: BASE_NS },
   });
-  const copies = (await host.listAll(RESOURCES.endpoints, { namespace: HNS })).items.map((o) => {
-    const {
-      uid: _u,
-      resourceVersion: _r,
-      creationTimestamp: _c,
-      managedFields: _m,
-      ...metadata
-    } = o.metadata;
-    return { ...o, metadata: { ...metadata, namespace: BASE_NS } } as KubeObject;
-  });
+  const copies = (await host.listAll(RESOURCES.endpoints, { namespace: HNS })).items.map((o) =>
+    recreatable(o, BASE_NS),
+  );
   t = performance.now();
   await pool(copies, CONCURRENCY, async (o) => {
     await host.create(RESOURCES.endpoints, o);
@@ -274,6 +253,6 @@ try {
   ];
   for (const r of rows) console.log(r.join('  |  '));
 } finally {
-  stopWatch.abort();
+  stopWatch();
   await stack.close();
 }

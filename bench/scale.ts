@@ -59,6 +59,7 @@ import {
   type ForwarderProcess,
   startForwarderProcess,
 } from './support/forwarder-process.ts';
+import { recreatable, watchFromNow } from './support/host-copies.ts';
 import { lineChart } from './support/plot.ts';
 import { pool } from './support/pool.ts';
 import { idleProcessMemory } from './support/process-memory.ts';
@@ -231,16 +232,7 @@ async function runPoint(objects: number, shards: number, measureBaseline: boolea
     }
     copies = (
       await stack.host.client.listAll(KUBE_RESOURCES.endpoints, { namespace: hostNamespace })
-    ).items.map((o) => {
-      const {
-        uid: _u,
-        resourceVersion: _r,
-        creationTimestamp: _c,
-        managedFields: _m,
-        ...metadata
-      } = o.metadata;
-      return { ...o, metadata: { ...metadata, namespace: BASELINE_NAMESPACE } } as KubeObject;
-    });
+    ).items.map((o) => recreatable(o, BASELINE_NAMESPACE));
   } finally {
     await stack.close();
   }
@@ -294,29 +286,9 @@ async function watchCreates(
       },
     );
   }
-  const client = stack.host.client;
-  const stop = new AbortController();
-  let resourceVersion = (await client.list(KUBE_RESOURCES.endpoints, { namespace, limit: 1 }))
-    .metadata.resourceVersion;
-  void (async () => {
-    while (!stop.signal.aborted) {
-      const ended = await client
-        .watch(
-          KUBE_RESOURCES.endpoints,
-          { namespace, resourceVersion, signal: stop.signal, timeoutSeconds: 600 },
-          (e) => {
-            if (e.type === 'ADDED') created();
-          },
-        )
-        .catch(async () => {
-          // A failed watch is retried, not spun on.
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          return undefined;
-        });
-      resourceVersion = ended?.resourceVersion ?? resourceVersion;
-    }
-  })();
-  return () => stop.abort();
+  return watchFromNow(stack.host.client, KUBE_RESOURCES.endpoints, namespace, (e) => {
+    if (e.type === 'ADDED') created();
+  });
 }
 
 /**
