@@ -4,39 +4,13 @@
  * docs page defines (`valueExists`, `context.vcluster.*`). Both evaluators are checked: the
  * native fast path and the QuickJS sandbox must give the same.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { KubeObject, Patch } from '../../lib/model/index.ts';
-import {
-  createExpressionEngine,
-  type ExpressionEngine,
-} from '../../lib/patches/expression/index.ts';
-import { applyPatches, type PipelineEnv } from '../../lib/patches/pipeline.ts';
-import { singleNamespaceReferences } from '../../lib/patches/references.ts';
+import { applyPatches } from '../../lib/patches/pipeline.ts';
+import { bothEngines, vclusterEnv } from './engines.ts';
 import { type Conformance, docs, source } from './vcluster.ts';
 
-let engines: [string, ExpressionEngine][];
-beforeAll(async () => {
-  engines = [
-    ['native', await createExpressionEngine()],
-    ['sandbox', await createExpressionEngine({ nativeFastPath: false })],
-  ];
-});
-afterAll(() => {
-  for (const [, engine] of engines) engine.dispose();
-});
-
-function env(engine: ExpressionEngine): PipelineEnv {
-  return {
-    evaluator: engine,
-    virtualcluster: { name: 'my-vcluster', namespace: 'vcluster-ns', config: { sync: {} } },
-    hostObject: null,
-    virtualObject: null,
-    references: singleNamespaceReferences({
-      virtualClusterName: 'my-vcluster',
-      hostNamespace: 'vcluster-ns',
-    }),
-  };
-}
+const engines = bothEngines();
 
 function object(extra: Record<string, unknown>): KubeObject {
   return { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'a', namespace: 'b' }, ...extra };
@@ -228,7 +202,7 @@ describe('expression patches', () => {
       configPath: 'sync.toHost.endpoints.patches[0]',
     };
     for (const [label, engine] of engines) {
-      const { object: out, report } = applyPatches(c.input, [patch], 'toHost', env(engine));
+      const { object: out, report } = applyPatches(c.input, [patch], 'toHost', vclusterEnv(engine));
       expect(report.failed, `${label}: ${JSON.stringify(report.outcomes)}`).toBe(false);
       for (const [location, value] of c.expected) {
         expect(at(out, location), `${label} at ${location.join('.')} (${c.source})`).toBe(value);
@@ -246,7 +220,7 @@ describe('a bracketed key that is absent, the way back', () => {
     };
     const input = object({ metadata: { name: 'a', namespace: 'b', labels: { app: 'x' } } });
     for (const [label, engine] of engines) {
-      const { object: out, report } = applyPatches(input, [patch], 'fromHost', env(engine));
+      const { object: out, report } = applyPatches(input, [patch], 'fromHost', vclusterEnv(engine));
       expect(report.failed, label).toBe(false);
       expect(out.metadata.labels, `${label} (${PATCH})`).toEqual({
         app: 'x',

@@ -5,21 +5,17 @@
  * `pkg/util/translate`) is the default and every deliberate difference is listed in
  * docs/vcluster-compatibility.md.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { parseConfig } from '../../lib/config/index.ts';
 import type { KubeObject, Patch } from '../../lib/model/index.ts';
 import { hostName, shortName } from '../../lib/naming/index.ts';
-import {
-  createExpressionEngine,
-  type ExpressionEngine,
-} from '../../lib/patches/expression/index.ts';
-import { applyPatches, type PipelineEnv } from '../../lib/patches/pipeline.ts';
-import { singleNamespaceReferences } from '../../lib/patches/references.ts';
+import { applyPatches } from '../../lib/patches/pipeline.ts';
 import { planSync } from '../../lib/sync/plan.ts';
 import type { VirtualClusterIdentity } from '../../lib/sync/types.ts';
 import { bufferIO } from '../cli/buffer-io.ts';
 import { config, referringPair } from '../sync/fixtures.ts';
+import { bothEngines, vclusterEnv } from './engines.ts';
 import { docs, source } from './vcluster.ts';
 
 /** Where the specification (the user's, not vcluster's) says it; its text is not in the project. */
@@ -33,29 +29,7 @@ const who: VirtualClusterIdentity = {
   markerDomain: 'vcluster.loft.sh',
 };
 
-let engines: [string, ExpressionEngine][];
-beforeAll(async () => {
-  engines = [
-    ['native', await createExpressionEngine()],
-    ['sandbox', await createExpressionEngine({ nativeFastPath: false })],
-  ];
-});
-afterAll(() => {
-  for (const [, engine] of engines) engine.dispose();
-});
-
-function env(engine: ExpressionEngine): PipelineEnv {
-  return {
-    evaluator: engine,
-    virtualcluster: { name: 'my-vcluster', namespace: 'vcluster-ns', config: { sync: {} } },
-    hostObject: null,
-    virtualObject: null,
-    references: singleNamespaceReferences({
-      virtualClusterName: 'my-vcluster',
-      hostNamespace: 'vcluster-ns',
-    }),
-  };
-}
+const engines = bothEngines();
 
 function object(metadata: Record<string, unknown> = {}): KubeObject {
   return {
@@ -139,7 +113,7 @@ describe(`expression rule 9: a value must exist before it is operated on (${SPEC
         input,
         [patchWith('metadata.annotations["k"]', expression)],
         'toHost',
-        env(engine),
+        vclusterEnv(engine),
       );
       expect(report.failed, label).toBe(false);
       expect(out.metadata.annotations, label).toEqual({ other: 'x' });
@@ -155,7 +129,7 @@ describe(`expression rule 9: a value must exist before it is operated on (${SPEC
         object({ annotations: { other: 'x' } }),
         [patchWith('metadata.annotations["k"]', '"v"')],
         'toHost',
-        env(engine),
+        vclusterEnv(engine),
       );
       expect(out.metadata.annotations, label).toEqual({ other: 'x', k: 'v' });
     }
@@ -174,7 +148,7 @@ describe(`a bracketed key when the whole map is absent (${PATCH} Translate on th
           object(),
           [patchWith(path, '"v"')],
           'toHost',
-          env(engine),
+          vclusterEnv(engine),
         );
         expect(report.failed, label).toBe(false);
         expect(out.metadata[map as 'labels'], label).toEqual({ k: 'v' });
@@ -284,7 +258,7 @@ describe('deliberate differences the review listed (docs/vcluster-compatibility.
         input,
         [patchWith(path, expression)],
         'toHost',
-        env(engine),
+        vclusterEnv(engine),
       );
       expect(report.failed, label).toBe(false);
       return out;
