@@ -205,7 +205,8 @@ export function planReferenceCopies(
  * The delete of the copy of `vref` left under the other host name (single-namespace mode): the
  * long `name-x-namespace-x-vc` an earlier version gave it by default, or the short `v...` name
  * when the section's `hostNames` changed to `long` ({@link movedNameSchemeOf}). The other name is
- * always named in `draft.references` (`legacy-name`), so that the caller reads it. The object there is deleted only when it is this virtual cluster's copy of `vref` (its
+ * always named in `draft.references` (`legacy-name`), so that the caller reads it. The object
+ * there is deleted only when it is this virtual cluster's copy of `vref` (its
  * managed-by label names this virtual cluster, its object-name/-namespace annotations record
  * `vref`, and its name is a host name of that key: {@link managedState}); anything else there
  * (a user's object, another virtual cluster's copy, a copy of another virtual object) is left
