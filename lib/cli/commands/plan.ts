@@ -55,8 +55,9 @@ Every key a full resync would send (each virtual object of the synced kinds, End
 EndpointSlices, and each managed host copy whose virtual object is gone) is planned against the
 host as it is, and the command lists, as resource/namespace/name, what the
 sync would create, update, delete and skip (with the reason), then a summary. It only lists and
-reads (list on the virtual cluster, list and get in the host namespace): nothing is written on
-either side. Progress goes to stderr (a line on a terminal, a line every 10 s otherwise).
+reads (list on the virtual cluster; list and get in the host namespaces its copies may be in,
+the other namespace mode's too, for what a mode switch removes): nothing is written on either
+side. Progress goes to stderr (a line on a terminal, a line every 10 s otherwise).
 Both kubeconfigs are read as kubectl reads them: a user entry with an exec credential plugin
 (users[].user.exec, e.g. aws eks get-token) runs that command on this machine, with your
 environment. Use kubeconfigs you trust, as you would with kubectl.
